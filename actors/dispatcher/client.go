@@ -1,0 +1,69 @@
+package dispatcher
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Client is the caller's side of a table: it runs on the caller's goroutine
+// and reaches the table only by posting messages to the owning actor.
+type Client struct {
+	post    func(Message)
+	done    <-chan struct{}
+	doneErr error
+}
+
+// NewClient returns a Client that posts to the actor with post, which must
+// not block (an actor send). done, when closed, means the actor is gone:
+// waiting calls then fail with doneErr (ErrClosed when nil). done may be nil.
+func NewClient(post func(Message), done <-chan struct{}, doneErr error) *Client {
+	if doneErr == nil {
+		doneErr = ErrClosed
+	}
+	return &Client{post: post, done: done, doneErr: doneErr}
+}
+
+// Call sends method to the client and waits for the answer. It returns the
+// raw result; a JSON-RPC error from the client as a *messages.Error (wrapped
+// with the method name); ErrRemoteCancelled when the client cancelled it; the
+// table's close reason when the session ends; and ctx.Err(), unwrapped, when
+// ctx ends first, in which case the client is sent notifications/cancelled.
+func (cl *Client) Call(ctx context.Context, method string, params any, opts ...CallOption) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := NewCall(method, params, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("calling %q: encoding params: %w", method, err)
+	}
+	return cl.Run(ctx, c)
+}
+
+// Run posts a prepared call and waits as Call does.
+func (cl *Client) Run(ctx context.Context, c *Call) (json.RawMessage, error) {
+	cl.post(&Begin{Call: c})
+	for {
+		select {
+		case r := <-c.done:
+			if r.err != nil {
+				return nil, fmt.Errorf("calling %q: %w", c.Method, r.err)
+			}
+			return r.raw, nil
+		case p := <-c.progress: // nil channel without WithProgress
+			c.onProgress(p)
+		case <-ctx.Done():
+			cl.post(&Cancel{Call: c, Reason: ctx.Err().Error()})
+			return nil, ctx.Err()
+		case <-cl.done:
+			select { // the table may have finished the call first
+			case r := <-c.done:
+				if r.err == nil {
+					return r.raw, nil
+				}
+			default:
+			}
+			return nil, fmt.Errorf("calling %q: %w", c.Method, cl.doneErr)
+		}
+	}
+}

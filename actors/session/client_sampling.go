@@ -1,0 +1,30 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// CreateMessage asks the client to sample a message from its model
+// (sampling/createMessage). Tools and ToolChoice need the client's
+// sampling.tools capability, and an IncludeContext other than "none" its
+// sampling.context; without them nothing is sent and the error names the
+// capability.
+func (s *Session) CreateMessage(ctx context.Context, p *messages.CreateMessageParams) (*messages.CreateMessageResult, error) {
+	caps := s.ClientCapabilities()
+	switch {
+	case !caps.SupportsSampling():
+		return nil, fmt.Errorf("%w: sampling", ErrCapability)
+	case (len(p.Tools) > 0 || p.ToolChoice != nil) && !caps.SupportsSamplingTools():
+		return nil, fmt.Errorf("%w: sampling.tools", ErrCapability)
+	case p.IncludeContext != "" && p.IncludeContext != "none" && caps.Sampling.Context == nil:
+		return nil, fmt.Errorf("%w: sampling.context", ErrCapability)
+	}
+	var res messages.CreateMessageResult
+	if err := s.callInto(ctx, messages.MethodCreateMessage, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}

@@ -1,0 +1,67 @@
+package session
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// Handler serves the client requests a session does not answer itself
+// (everything but initialize, ping, logging/setLevel and resources
+// (un)subscribe). Serve runs on its own goroutine, off the mailbox; ctx ends
+// when the client cancels the request or the session closes. The result is
+// marshalled as the response; an error that is a *messages.Error goes to the
+// client as it is, any other error as a generic internal error.
+type Handler interface {
+	Serve(ctx context.Context, s *Session, req *messages.Message) (any, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, s *Session, req *messages.Message) (any, error)
+
+// Serve calls f.
+func (f HandlerFunc) Serve(ctx context.Context, s *Session, req *messages.Message) (any, error) {
+	return f(ctx, s, req)
+}
+
+// Limits bound what one session may hold. Zero fields take the defaults.
+type Limits struct {
+	MaxInflight  int // concurrent client requests; more get an error (default 1024)
+	MaxDataKeys  int // keys in the per-session data store (default 256)
+	MaxDataBytes int // total bytes of keys and values in it (default 1 MiB)
+	MaxKeyBytes  int // bytes of one key (default 256)
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxInflight <= 0 {
+		l.MaxInflight = 1024
+	}
+	if l.MaxDataKeys <= 0 {
+		l.MaxDataKeys = 256
+	}
+	if l.MaxDataBytes <= 0 {
+		l.MaxDataBytes = 1 << 20
+	}
+	if l.MaxKeyBytes <= 0 {
+		l.MaxKeyBytes = 256
+	}
+	return l
+}
+
+// Config is what every session of a server shares. It is read-only once
+// sessions are spawned with it.
+type Config struct {
+	ServerInfo   messages.Implementation
+	Capabilities messages.ServerCapabilities
+	Instructions string
+	Handler      Handler
+	Limits       Limits
+	// Logger receives the server-side log (never sent to clients). Nil
+	// discards.
+	Logger *slog.Logger
+	// OnOpen and OnClose are called on the actor when a session opens
+	// (notifications/initialized) and when it closes. They must not block.
+	OnOpen  func(r *Ref)
+	OnClose func(r *Ref)
+}

@@ -1,0 +1,25 @@
+package session
+
+import "errors"
+
+// ErrSessionClosed fails calls that were pending, or are made, after the
+// session ended.
+var ErrSessionClosed = errors.New("session: closed")
+
+// ErrCapability is returned, wrapped with the capability's name, when a
+// handler asks for a client feature the client did not declare. Nothing is
+// sent to the client.
+var ErrCapability = errors.New("session: client did not declare the capability")
+
+// ErrProgressNotIncreasing is returned by Progress when the value is not
+// higher than the last one reported for the request (the spec requires
+// progress to increase with every notification).
+var ErrProgressNotIncreasing = errors.New("session: progress must increase")
+
+// ErrDataLimit is returned by PutData when the key or value is too large, or
+// the session's data store is full.
+var ErrDataLimit = errors.New("session: data limit exceeded")
+
+// ErrInvalidElicitTarget is returned by Elicit when the target is not a
+// non-nil pointer to a flat struct.
+var ErrInvalidElicitTarget = errors.New("session: elicitation target must be a non-nil pointer to a flat struct")

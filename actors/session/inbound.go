@@ -1,0 +1,211 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// maxSubscriptions bounds the resources one session may subscribe to.
+const maxSubscriptions = 4096
+
+// handleRequest answers lifecycle requests on the actor and starts a handler
+// goroutine for everything else.
+func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) {
+	reply := func(frame []byte) {
+		if sink != nil {
+			sink.Deliver(messages.Frame{Data: frame, End: true})
+			return
+		}
+		a.deliver(messages.ID{}, frame)
+	}
+	fail := func(e *messages.Error) { reply(messages.EncodeError(req.ID, e)) }
+	ok := func() {
+		frame, _ := messages.EncodeResult(req.ID, emptyResult)
+		reply(frame)
+	}
+
+	if a.state == stateClosed {
+		fail(messages.Errorf(messages.CodeInvalidRequest, "invalid request: the session is closed"))
+		if sink != nil {
+			sink.Close()
+		}
+		return
+	}
+	switch req.Method {
+	case messages.MethodInitialize:
+		frame, err := a.initialize(req)
+		if err != nil {
+			fail(err)
+			return
+		}
+		reply(frame)
+		return
+	case messages.MethodPing:
+		ok()
+		return
+	}
+	if a.state == stateNew {
+		fail(messages.Errorf(messages.CodeInvalidRequest, "invalid request: the session is not initialized; send initialize first"))
+		return
+	}
+	switch req.Method {
+	case messages.MethodSetLevel:
+		var p messages.SetLevelParams
+		if err := decodeParams(req.Params, &p); err != nil {
+			fail(err)
+			return
+		}
+		if !p.Level.Valid() {
+			fail(messages.Errorf(messages.CodeInvalidParams, "invalid params: unknown logging level %q", p.Level))
+			return
+		}
+		a.logRank = p.Level.Rank()
+		ok()
+		return
+	case messages.MethodSubscribe, messages.MethodUnsubscribe:
+		if err := a.subscribe(req); err != nil {
+			fail(err)
+			return
+		}
+		ok()
+		return
+	}
+
+	if _, dup := a.inflight[req.ID]; dup {
+		fail(messages.Errorf(messages.CodeInvalidRequest, "invalid request: request id %s is already in use", req.ID.Raw()))
+		return
+	}
+	if len(a.inflight) >= a.lim.MaxInflight {
+		fail(messages.Errorf(messages.CodeInternalError, "too many concurrent requests on this session (limit %d)", a.lim.MaxInflight))
+		return
+	}
+	ctx, cancel := context.WithCancel(a.ctx)
+	a.inflight[req.ID] = &inflight{cancel: cancel, sink: sink}
+	go serve(ctx, a.cfg.Handler, a.newSession(req), req, a.log)
+}
+
+// subscribe handles resources/subscribe and resources/unsubscribe.
+func (a *sessionActor) subscribe(req *messages.Message) *messages.Error {
+	var p messages.SubscribeParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return err
+	}
+	if p.URI == "" {
+		return messages.Errorf(messages.CodeInvalidParams, `invalid params: "uri" is required`)
+	}
+	if req.Method == messages.MethodUnsubscribe {
+		delete(a.subs, p.URI)
+		return nil
+	}
+	if _, ok := a.subs[p.URI]; !ok && len(a.subs) >= maxSubscriptions {
+		return messages.Errorf(messages.CodeInvalidRequest, "too many subscriptions on this session (limit %d)", maxSubscriptions)
+	}
+	a.subs[p.URI] = struct{}{}
+	return nil
+}
+
+// newSession builds the handle a request's handler receives.
+func (a *sessionActor) newSession(req *messages.Message) *Session {
+	rs := &requestScope{id: req.ID, method: req.Method}
+	if bytes.Contains(req.Params, []byte(`"progressToken"`)) {
+		var p struct {
+			Meta messages.Meta `json:"_meta"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			rs.token, rs.hasToken = p.Meta.ProgressToken()
+		}
+	}
+	return &Session{ref: a.ref, info: a.info, req: rs}
+}
+
+// serve runs a handler off the mailbox and reports its response.
+func serve(ctx context.Context, h Handler, s *Session, req *messages.Message, log *slog.Logger) {
+	var frame []byte
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error("handler panicked", "method", req.Method, "panic", p, "stack", string(debug.Stack()))
+			frame = messages.EncodeError(req.ID, messages.ErrInternal)
+		}
+		s.ref.post(&requestDone{id: req.ID, frame: frame})
+	}()
+	res, err := h.Serve(ctx, s, req)
+	if err == nil {
+		if frame, err = messages.EncodeResult(req.ID, res); err == nil {
+			return
+		}
+		log.Error("encoding a result failed", "method", req.Method, "err", err)
+		err = messages.ErrInternal
+	}
+	var wire *messages.Error
+	if !errors.As(err, &wire) {
+		if ctx.Err() == nil {
+			log.Error("handler failed", "method", req.Method, "err", err)
+		}
+		wire = messages.ErrInternal
+	}
+	frame = messages.EncodeError(req.ID, wire)
+}
+
+// requestDone sends a finished handler's response on its stream, unless the
+// client cancelled the request.
+func (a *sessionActor) requestDone(m *requestDone) {
+	inf := a.inflight[m.id]
+	if inf == nil {
+		return
+	}
+	delete(a.inflight, m.id)
+	inf.cancel()
+	if inf.cancelled {
+		if inf.sink != nil {
+			inf.sink.Close()
+		}
+		return
+	}
+	if inf.sink != nil {
+		inf.sink.Deliver(messages.Frame{Data: m.frame, End: true})
+		return
+	}
+	a.deliver(messages.ID{}, m.frame)
+}
+
+// handleNotification applies a client notification.
+func (a *sessionActor) handleNotification(n *messages.Message) {
+	switch n.Method {
+	case messages.MethodInitialized:
+		a.open()
+	case messages.MethodCancelled:
+		var p messages.CancelledParams
+		if decodeParams(n.Params, &p) != nil {
+			return
+		}
+		if inf := a.inflight[p.RequestID]; inf != nil {
+			inf.cancelled = true
+			inf.cancel()
+			return
+		}
+		a.table.HandleCancelled(&p)
+	case messages.MethodProgress:
+		var p messages.ProgressParams
+		if decodeParams(n.Params, &p) == nil {
+			a.table.HandleProgress(&p)
+		}
+	case messages.MethodRootsListChanged:
+		a.rootsChanged()
+	default:
+		a.log.Debug("ignoring notification", "method", n.Method)
+	}
+}
+
+// sendLog sends a log notification that passes the session's level.
+func (a *sessionActor) sendLog(m *sendLog) {
+	if m.rank < a.logRank {
+		return
+	}
+	a.deliver(m.route, m.data)
+}

@@ -1,0 +1,66 @@
+package session
+
+import (
+	"encoding/json"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// Info is what a session learnt at initialize. It never changes afterwards,
+// so handlers share one copy.
+type Info struct {
+	ProtocolVersion    string
+	ClientInfo         messages.Implementation
+	ClientCapabilities messages.ClientCapabilities
+}
+
+// emptyResult is the exact `{}` that ping, logging/setLevel and
+// resources/(un)subscribe answer.
+var emptyResult = json.RawMessage(`{}`)
+
+// initialize answers the initialize request and moves the session to
+// pending.
+func (a *sessionActor) initialize(req *messages.Message) ([]byte, *messages.Error) {
+	if a.state != stateNew {
+		return nil, messages.Errorf(messages.CodeInvalidRequest, "invalid request: the session is already initialized")
+	}
+	var p messages.InitializeParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	a.info = &Info{
+		ProtocolVersion:    messages.NegotiateVersion(p.ProtocolVersion),
+		ClientInfo:         p.ClientInfo,
+		ClientCapabilities: p.Capabilities,
+	}
+	res := &messages.InitializeResult{
+		ProtocolVersion: a.info.ProtocolVersion,
+		Capabilities:    a.cfg.Capabilities,
+		ServerInfo:      a.cfg.ServerInfo,
+		Instructions:    a.cfg.Instructions,
+	}
+	frame, err := messages.EncodeResult(req.ID, res)
+	if err != nil {
+		return nil, messages.ErrInternal
+	}
+	a.state = statePending
+	a.log.Debug("session initialized", "version", a.info.ProtocolVersion, "client", p.ClientInfo.Name)
+	return frame, nil
+}
+
+// open handles notifications/initialized.
+func (a *sessionActor) open() {
+	if a.state != statePending {
+		return
+	}
+	a.state = stateOpen
+	a.table.Release()
+	if a.cfg.OnOpen != nil {
+		a.cfg.OnOpen(a.ref)
+	}
+}
+
+// decodeParams decodes request params (absent means {}) into v.
+func decodeParams(raw json.RawMessage, v any) *messages.Error {
+	return messages.DecodeParams(raw, v)
+}

@@ -1,0 +1,65 @@
+package session
+
+import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/mcp-actors/mcp-actors/actors/dispatcher"
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// Ref is the address of one session actor. Transports, the server and the
+// cluster hold it to send the session messages; it holds no session state.
+type Ref struct {
+	id     string
+	pid    *actor.PID
+	root   *actor.RootContext
+	done   chan struct{} // closed by the actor when the session ends
+	client *dispatcher.Client
+}
+
+// ID returns the session ID.
+func (r *Ref) ID() string { return r.id }
+
+// PID returns the actor's process ID.
+func (r *Ref) PID() *actor.PID { return r.pid }
+
+// Send delivers m to the session's mailbox. It never blocks. After the
+// session has ended, messages are dropped.
+func (r *Ref) Send(m messages.ActorMessage) { r.post(m) }
+
+// Done is closed when the session has ended.
+func (r *Ref) Done() <-chan struct{} { return r.done }
+
+// Closed reports whether the session has ended.
+func (r *Ref) Closed() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (r *Ref) post(m any) {
+	if r.Closed() {
+		return
+	}
+	r.root.Send(r.pid, m)
+}
+
+// Spawn starts a session actor with the given ID. The session is new: it
+// answers initialize and ping until initialized. Frames not tied to a
+// request go to the stream attached with messages.AttachStream.
+func Spawn(root *actor.RootContext, id string, cfg *Config) (*Ref, error) {
+	r := &Ref{id: id, root: root, done: make(chan struct{})}
+	r.client = dispatcher.NewClient(func(m dispatcher.Message) { r.post(m) }, r.done, ErrSessionClosed)
+	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(r, cfg) })
+	pid, err := root.SpawnNamed(props, "mcp-session/"+id)
+	if err != nil {
+		return nil, fmt.Errorf("spawning session %q: %w", id, err)
+	}
+	r.pid = pid
+	return r, nil
+}

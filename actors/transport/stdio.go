@@ -1,0 +1,226 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/mcp-actors/mcp-actors/actors/session"
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// StdioOptions configure ServeStdio. Zero fields take the defaults.
+type StdioOptions struct {
+	// MaxLineBytes bounds one incoming message (default 4 MiB). A longer
+	// line is skipped and answered with a -32600 error.
+	MaxLineBytes int
+	// MaxQueuedBytes bounds the output not yet written (default 64 MiB). A
+	// client that stops reading its stdin past it ends the session.
+	MaxQueuedBytes int
+	// Logger receives transport diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// ServeStdio serves the session ref over newline-delimited JSON: one
+// message per line from r, one per line to w. Nothing but MCP messages is
+// written to w. It returns when r reaches EOF (nil), ctx ends (ctx.Err()),
+// reading fails, or the session ends; in every case the session is closed
+// and everything queued for w has been written before it returns.
+func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, ref *session.Ref, opts *StdioOptions) error {
+	var o StdioOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxLineBytes <= 0 {
+		o.MaxLineBytes = 4 << 20
+	}
+	if o.MaxQueuedBytes <= 0 {
+		o.MaxQueuedBytes = 64 << 20
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+
+	out := newLineSink(w, o.MaxQueuedBytes)
+	var writerDone sync.WaitGroup
+	writerDone.Add(1)
+	go func() {
+		defer writerDone.Done()
+		if err := out.run(); err != nil {
+			log.Warn("stdio: writing failed; closing the session", "err", err)
+			ref.Send(&messages.CloseSession{Reason: "stdout failed"})
+		}
+	}()
+	ref.Send(&messages.AttachStream{Sink: out})
+
+	readErr := make(chan error, 1)
+	go func() { readErr <- readLines(r, o.MaxLineBytes, ref, out) }()
+
+	var err error
+	select {
+	case err = <-readErr:
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-ref.Done():
+	}
+	ref.Send(&messages.CloseSession{Reason: "stdio ended"})
+	<-ref.Done()
+	out.Close() // the session closed it too; this makes sure
+	writerDone.Wait()
+	if c, ok := r.(io.Closer); ok && err != nil {
+		_ = c.Close() // unblocks the reader when ctx ended
+	}
+	return err
+}
+
+// readLines reads messages until EOF or a read error and hands them to the
+// session. Malformed lines are answered on out and reading goes on.
+func readLines(r io.Reader, maxLine int, ref *session.Ref, out *lineSink) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, tooLong, err := readLine(br, maxLine)
+		if tooLong {
+			out.Deliver(messages.Frame{Data: messages.EncodeError(messages.ID{},
+				messages.Errorf(messages.CodeInvalidRequest, "invalid request: message exceeds %d bytes", maxLine))})
+		} else if len(bytes.TrimSpace(line)) > 0 {
+			dispatch(line, ref, out)
+		}
+		if err != nil {
+			return err
+		}
+		if ref.Closed() {
+			return nil
+		}
+	}
+}
+
+// readLine returns the next line without its newline. A line longer than
+// max is consumed and reported with tooLong, without being kept in memory.
+func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > max+1 { // +1: the newline
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimRight(line, "\r\n"), tooLong, err
+	}
+}
+
+// dispatch decodes one line and sends it to the session.
+func dispatch(line []byte, ref *session.Ref, out *lineSink) {
+	if messages.IsBatch(line) {
+		out.Deliver(messages.Frame{Data: messages.EncodeError(messages.ID{},
+			messages.Errorf(messages.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported"))})
+		return
+	}
+	m, derr := messages.Decode(line)
+	if derr != nil {
+		id := messages.ID{}
+		if m != nil {
+			id = m.ID
+		}
+		out.Deliver(messages.Frame{Data: messages.EncodeError(id, derr)})
+		return
+	}
+	switch m.Kind() {
+	case messages.KindRequest:
+		ref.Send(&messages.HandleRequest{Msg: m})
+	case messages.KindNotification:
+		ref.Send(&messages.HandleNotification{Msg: m})
+	case messages.KindResponse, messages.KindError:
+		ref.Send(&messages.DeliverResponse{Msg: m})
+	}
+}
+
+// lineSink queues frames for w and writes them, one per line, on the
+// goroutine that runs it. Deliver never blocks.
+type lineSink struct {
+	w        io.Writer
+	maxBytes int
+
+	mu     sync.Mutex
+	wake   chan struct{} // signalled when the queue grows or the sink closes
+	queue  [][]byte
+	bytes  int
+	closed bool
+	failed bool // the queue overflowed
+}
+
+func newLineSink(w io.Writer, maxBytes int) *lineSink {
+	return &lineSink{w: w, maxBytes: maxBytes, wake: make(chan struct{}, 1)}
+}
+
+// Deliver queues f for writing.
+func (s *lineSink) Deliver(f messages.Frame) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if s.bytes+len(f.Data) > s.maxBytes {
+		s.failed, s.closed = true, true
+	} else {
+		s.queue = append(s.queue, f.Data)
+		s.bytes += len(f.Data)
+	}
+	s.signal()
+}
+
+// Close stops accepting frames; those queued are still written.
+func (s *lineSink) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.signal()
+}
+
+func (s *lineSink) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run writes queued frames until the sink is closed and drained.
+func (s *lineSink) run() error {
+	bw := bufio.NewWriter(s.w)
+	for {
+		s.mu.Lock()
+		batch, closed, failed := s.queue, s.closed, s.failed
+		s.queue, s.bytes = nil, 0
+		s.mu.Unlock()
+		for _, data := range batch {
+			bw.Write(data)
+			bw.WriteByte('\n')
+		}
+		if err := bw.Flush(); err != nil {
+			s.Close()
+			return err
+		}
+		if failed {
+			return fmt.Errorf("stdio: more than %d bytes queued for a client that is not reading", s.maxBytes)
+		}
+		if closed && len(batch) == 0 {
+			return nil
+		}
+		if len(batch) == 0 {
+			<-s.wake
+		}
+	}
+}

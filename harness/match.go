@@ -1,0 +1,170 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"reflect"
+	"strings"
+)
+
+// Placeholders in golden transcripts are JSON strings starting with "$":
+// "$ANY" matches any value; "$NAME" binds to the value at its first
+// appearance in a server message and must match it afterwards; in a client
+// message it is replaced by the bound value. "$$…" is a literal string
+// starting with "$".
+
+// decodeJSON decodes data keeping numbers exact.
+func decodeJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// placeholder returns the name of a placeholder string, if v is one.
+func placeholder(v any) (string, bool) {
+	s, ok := v.(string)
+	if !ok || !strings.HasPrefix(s, "$") || strings.HasPrefix(s, "$$") || len(s) < 2 {
+		return "", false
+	}
+	return s[1:], true
+}
+
+// matchJSON reports whether act fits exp, binding placeholders in vars
+// (which it changes only when it returns true).
+func matchJSON(exp, act any, vars map[string]any) bool {
+	trial := maps.Clone(vars)
+	if !matchInto(exp, act, trial) {
+		return false
+	}
+	maps.Copy(vars, trial)
+	return true
+}
+
+func matchInto(exp, act any, vars map[string]any) bool {
+	if name, ok := placeholder(exp); ok {
+		if name == "ANY" {
+			return true
+		}
+		if bound, ok := vars[name]; ok {
+			return reflect.DeepEqual(bound, act)
+		}
+		vars[name] = act
+		return true
+	}
+	switch e := exp.(type) {
+	case map[string]any:
+		a, ok := act.(map[string]any)
+		if !ok || len(a) != len(e) {
+			return false
+		}
+		for k, ev := range e {
+			av, ok := a[k]
+			if !ok || !matchInto(ev, av, vars) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		a, ok := act.([]any)
+		if !ok || len(a) != len(e) {
+			return false
+		}
+		for i := range e {
+			if !matchInto(e[i], a[i], vars) {
+				return false
+			}
+		}
+		return true
+	case string:
+		if strings.HasPrefix(e, "$$") {
+			e = e[1:]
+		}
+		return act == e
+	}
+	return reflect.DeepEqual(exp, act)
+}
+
+// substitute replaces placeholders in a client message with bound values.
+func substitute(v any, vars map[string]any) (any, string) {
+	if name, ok := placeholder(v); ok {
+		bound, ok := vars[name]
+		if !ok {
+			return nil, name
+		}
+		return bound, ""
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			r, missing := substitute(e, vars)
+			if missing != "" {
+				return nil, missing
+			}
+			out[k] = r
+		}
+		return out, ""
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			r, missing := substitute(e, vars)
+			if missing != "" {
+				return nil, missing
+			}
+			out[i] = r
+		}
+		return out, ""
+	case string:
+		if strings.HasPrefix(x, "$$") {
+			return x[1:], ""
+		}
+	}
+	return v, ""
+}
+
+// template rewrites act for a golden file, keeping the placeholders exp had
+// at the same places.
+func template(exp, act any) any {
+	if _, ok := placeholder(exp); ok {
+		return exp
+	}
+	switch a := act.(type) {
+	case map[string]any:
+		e, _ := exp.(map[string]any)
+		out := make(map[string]any, len(a))
+		for k, av := range a {
+			out[k] = template(e[k], av)
+		}
+		return out
+	case []any:
+		e, _ := exp.([]any)
+		out := make([]any, len(a))
+		for i, av := range a {
+			var ev any
+			if i < len(e) {
+				ev = e[i]
+			}
+			out[i] = template(ev, av)
+		}
+		return out
+	case string:
+		if strings.HasPrefix(a, "$") {
+			return "$" + a // escape a literal dollar
+		}
+	}
+	return act
+}
+
+// compact encodes v for a transcript line (keys sorted, no HTML escaping).
+func compact(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimRight(buf.String(), "\n")
+}

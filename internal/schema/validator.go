@@ -1,0 +1,135 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	jsv "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+)
+
+// rootURL names the compiled document inside the validator library. Relative
+// references resolve against it, so they too count as remote and fail.
+const rootURL = "mem:///schema.json"
+
+// Validator checks JSON instances against one compiled schema. It is
+// immutable and safe for concurrent use.
+type Validator struct {
+	schema *jsv.Schema
+}
+
+// Compile compiles a JSON Schema document once for repeated validation.
+//
+// The dialect is JSON Schema 2020-12 unless the document's $schema names
+// another one the library embeds (draft-07, 2019-09, ...). References
+// ($ref) resolve inside the document, e.g. to "#/$defs/address"; nothing
+// is loaded from the network or disk, so a reference to another document is
+// an error matching both ErrBadSchema and ErrRemoteRef. Any other compile
+// failure matches ErrBadSchema. "format" is an annotation, as 2020-12
+// specifies: it is not asserted.
+func Compile(raw json.RawMessage) (*Validator, error) {
+	return compile(raw, false)
+}
+
+func compile(raw json.RawMessage, assertFormat bool) (*Validator, error) {
+	doc, err := jsv.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSchema, err)
+	}
+	c := jsv.NewCompiler()
+	c.DefaultDraft(jsv.Draft2020)
+	c.UseLoader(refuseLoader{})
+	if assertFormat {
+		c.AssertFormat()
+	}
+	if err := c.AddResource(rootURL, doc); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSchema, err)
+	}
+	sch, err := c.Compile(rootURL)
+	if err != nil {
+		var load *jsv.LoadURLError
+		if errors.As(err, &load) {
+			return nil, fmt.Errorf("%w: %w", ErrBadSchema, &remoteRefError{url: load.URL})
+		}
+		return nil, fmt.Errorf("%w: %w", ErrBadSchema, err)
+	}
+	return &Validator{schema: sch}, nil
+}
+
+// Validate checks a JSON instance. It returns nil, or a *ValidationError when
+// the instance is not JSON or breaks the schema.
+func (v *Validator) Validate(instance json.RawMessage) error {
+	doc, err := jsv.UnmarshalJSON(bytes.NewReader(instance))
+	if err != nil {
+		return notJSON(err)
+	}
+	return v.validate(doc)
+}
+
+// ValidateValue checks an already decoded instance: the map[string]any,
+// []any, string, float64 or json.Number, bool and nil values that
+// encoding/json produces (with or without UseNumber). Other Go values, such
+// as structs or typed maps, are converted through encoding/json first. It
+// returns nil, or a *ValidationError.
+func (v *Validator) ValidateValue(value any) error {
+	err := v.schema.Validate(value)
+	if err == nil {
+		return nil
+	}
+	var verr *jsv.ValidationError
+	if !errors.As(err, &verr) {
+		return err
+	}
+	if !hasInvalidJSONValue(verr) {
+		return fromLibrary(verr)
+	}
+	b, merr := json.Marshal(value)
+	if merr != nil {
+		return invalid(Issue{Path: "", Reason: "not a JSON value"})
+	}
+	return v.Validate(b)
+}
+
+func (v *Validator) validate(doc any) error {
+	err := v.schema.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	var verr *jsv.ValidationError
+	if errors.As(err, &verr) {
+		return fromLibrary(verr)
+	}
+	return err
+}
+
+// hasInvalidJSONValue reports whether the library met a Go value that is not
+// one of encoding/json's decoded forms anywhere in the error tree.
+func hasInvalidJSONValue(e *jsv.ValidationError) bool {
+	if _, ok := e.ErrorKind.(*kind.InvalidJsonValue); ok {
+		return true
+	}
+	for _, c := range e.Causes {
+		if hasInvalidJSONValue(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// refuseLoader is the compiler's only URL loader: it loads nothing.
+type refuseLoader struct{}
+
+// Load implements jsv.URLLoader.
+func (refuseLoader) Load(string) (any, error) { return nil, ErrRemoteRef }
+
+// remoteRefError names the document a reference pointed at.
+type remoteRefError struct{ url string }
+
+func (e *remoteRefError) Error() string {
+	return fmt.Sprintf("remote reference %q not loaded", e.url)
+}
+
+// Is reports whether target is ErrRemoteRef.
+func (e *remoteRefError) Is(target error) bool { return target == ErrRemoteRef }

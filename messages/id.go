@@ -1,0 +1,98 @@
+package messages
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+// ID is a JSON-RPC request ID: a string or a number, kept as the exact JSON
+// text it arrived as so that a response echoes it byte for byte. The zero ID
+// is "no ID" (a notification). IDs are comparable and usable as map keys; the
+// number 1 and the string "1" are different IDs.
+type ID struct {
+	raw string
+}
+
+// errBadID is returned when an ID is neither a string nor a number.
+var errBadID = errors.New("id must be a string or a number")
+
+// StringID returns the ID for the string s.
+func StringID(s string) ID {
+	b, _ := json.Marshal(s) // a string always marshals
+	return ID{raw: string(b)}
+}
+
+// IntID returns the ID for the integer n.
+func IntID(n int64) ID { return ID{raw: strconv.FormatInt(n, 10)} }
+
+// IsZero reports whether the ID is absent.
+func (id ID) IsZero() bool { return id.raw == "" }
+
+// IsString reports whether the ID is a JSON string.
+func (id ID) IsString() bool { return len(id.raw) > 0 && id.raw[0] == '"' }
+
+// Raw returns the ID's exact JSON text ("null" for the zero ID).
+func (id ID) Raw() string {
+	if id.raw == "" {
+		return "null"
+	}
+	return id.raw
+}
+
+// String returns the ID for humans: a string ID unquoted, a number as written.
+func (id ID) String() string {
+	if id.IsString() {
+		var s string
+		if json.Unmarshal([]byte(id.raw), &s) == nil {
+			return s
+		}
+	}
+	return id.raw
+}
+
+// Int returns the ID as an integer when it is an integral number.
+func (id ID) Int() (int64, bool) {
+	if id.raw == "" || id.IsString() {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(id.raw, 10, 64)
+	return n, err == nil
+}
+
+// MarshalJSON writes the ID exactly as it was received.
+func (id ID) MarshalJSON() ([]byte, error) { return []byte(id.Raw()), nil }
+
+// UnmarshalJSON accepts a JSON string or number; null leaves the ID zero.
+func (id *ID) UnmarshalJSON(b []byte) error {
+	parsed, err := ParseID(b)
+	if err != nil {
+		return err
+	}
+	*id = parsed
+	return nil
+}
+
+// ParseID parses raw JSON text as an ID. "null" and empty input give the
+// zero ID; anything other than a string or a number is an error.
+func ParseID(b []byte) (ID, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || string(b) == "null" {
+		return ID{}, nil
+	}
+	switch c := b[0]; {
+	case c == '"':
+		if !json.Valid(b) {
+			return ID{}, errBadID
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return ID{}, errBadID
+		}
+	default:
+		return ID{}, errBadID
+	}
+	return ID{raw: string(b)}, nil
+}

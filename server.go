@@ -1,0 +1,204 @@
+package mcpactors
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/mcp-actors/mcp-actors/actors/session"
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// Session is the handle a handler gets for its client's session: identity,
+// capabilities, and the calls back to the client (Log, Progress, Elicit,
+// CreateMessage, ListRoots, …). See actors/session.
+type Session = session.Session
+
+// Options configure a Server. The zero value is usable.
+type Options struct {
+	// Instructions are sent to clients in the initialize result.
+	Instructions string
+	// Logger receives the server's own log; nil discards it. Nothing logged
+	// here reaches clients.
+	Logger *slog.Logger
+	// PageSize is the number of items per page of a list (default 100).
+	PageSize int
+	// Limits bound each session.
+	Limits session.Limits
+}
+
+// Server is a catalog of tools, prompts, resources, resource templates and
+// completions, and the actor system its sessions run in. Its methods are safe
+// for concurrent use; the catalog may change while sessions use it.
+type Server struct {
+	info   messages.Implementation
+	opts   Options
+	log    *slog.Logger
+	system *actor.ActorSystem
+	cfg    *session.Config
+
+	mu          sync.Mutex // serialises catalog changes; readers use the snapshots below
+	tools       atomic.Pointer[index[*tool]]
+	resources   atomic.Pointer[index[*resource]]
+	templates   atomic.Pointer[index[*resourceTemplate]]
+	prompts     atomic.Pointer[index[*prompt]]
+	completions atomic.Pointer[index[CompletionHandler]]
+
+	live   sync.Map // session ID → *session.Ref: every session not yet closed
+	open   sync.Map // session ID → *session.Ref: open sessions, for broadcasts
+	closed atomic.Bool
+}
+
+// NewServer returns a server that introduces itself as info. opts may be
+// nil.
+func NewServer(info messages.Implementation, opts *Options) *Server {
+	s := &Server{info: info}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.PageSize <= 0 {
+		s.opts.PageSize = 100
+	}
+	s.log = s.opts.Logger
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.tools.Store(newIndex[*tool]())
+	s.resources.Store(newIndex[*resource]())
+	s.templates.Store(newIndex[*resourceTemplate]())
+	s.prompts.Store(newIndex[*prompt]())
+	s.completions.Store(newIndex[CompletionHandler]())
+	s.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(minLevel{Handler: s.log.Handler(), min: slog.LevelWarn})
+	}))
+	s.cfg = &session.Config{
+		ServerInfo:   info,
+		Capabilities: serverCapabilities(),
+		Instructions: s.opts.Instructions,
+		Handler:      s,
+		Limits:       s.opts.Limits,
+		Logger:       s.log,
+		OnOpen:       func(r *session.Ref) { s.open.Store(r.ID(), r) },
+		OnClose: func(r *session.Ref) {
+			s.open.Delete(r.ID())
+			s.live.Delete(r.ID())
+		},
+	}
+	return s
+}
+
+// serverCapabilities is what every session announces: the catalog can
+// change at runtime, so every list may change.
+func serverCapabilities() messages.ServerCapabilities {
+	return messages.ServerCapabilities{
+		Logging:     &messages.Empty{},
+		Completions: &messages.Empty{},
+		Prompts:     &messages.PromptsCapabilities{ListChanged: true},
+		Resources:   &messages.ResourcesCapabilities{Subscribe: true, ListChanged: true},
+		Tools:       &messages.ToolsCapabilities{ListChanged: true},
+	}
+}
+
+// Info returns the server's name and version.
+func (s *Server) Info() messages.Implementation { return s.info }
+
+// ActorSystem returns the actor system sessions run in.
+func (s *Server) ActorSystem() *actor.ActorSystem { return s.system }
+
+// NewSession spawns a session actor with a fresh random ID. The session
+// waits for initialize; transports send it the client's messages through the
+// returned Ref.
+func (s *Server) NewSession() (*session.Ref, error) {
+	if s.closed.Load() {
+		return nil, ErrServerClosed
+	}
+	ref, err := session.Spawn(s.system.Root, NewSessionID(), s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.live.Store(ref.ID(), ref)
+	return ref, nil
+}
+
+// Session returns the live session with the given ID.
+func (s *Server) Session(id string) (*session.Ref, bool) {
+	v, ok := s.live.Load(id)
+	if !ok {
+		return nil, false
+	}
+	return v.(*session.Ref), true
+}
+
+// OpenSessions returns the number of open sessions.
+func (s *Server) OpenSessions() int {
+	n := 0
+	s.open.Range(func(any, any) bool { n++; return true })
+	return n
+}
+
+// Close ends every session and waits until they have ended or ctx is done.
+// The server accepts no new sessions afterwards.
+func (s *Server) Close(ctx context.Context) error {
+	s.closed.Store(true)
+	var refs []*session.Ref
+	s.live.Range(func(_, v any) bool {
+		r := v.(*session.Ref)
+		r.Send(&messages.CloseSession{Reason: "server closing"})
+		refs = append(refs, r)
+		return true
+	})
+	for _, r := range refs {
+		select {
+		case <-r.Done():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	s.system.Shutdown()
+	return nil
+}
+
+// broadcast sends an encoded notification to every open session (for a
+// resource update, to those subscribed to uri).
+func (s *Server) broadcast(method string, params any, uri string) {
+	frame, err := messages.EncodeNotification(method, params)
+	if err != nil {
+		s.log.Error("encoding a broadcast failed", "method", method, "err", err)
+		return
+	}
+	s.open.Range(func(_, v any) bool {
+		v.(*session.Ref).Send(&messages.NotifyClient{Data: frame, URI: uri})
+		return true
+	})
+}
+
+// NewSessionID returns 128 random bits as URL-safe base64 (visible ASCII).
+func NewSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// minLevel drops records below min (the actor system logs dead letters at
+// Info, which is noise for us).
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{Handler: h.Handler.WithAttrs(as), min: h.min}
+}
+
+func (h minLevel) WithGroup(g string) slog.Handler {
+	return minLevel{Handler: h.Handler.WithGroup(g), min: h.min}
+}
