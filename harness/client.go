@@ -57,7 +57,9 @@ func (c *Client) ID() string { return c.ref.ID() }
 // Ref returns the session's address.
 func (c *Client) Ref() *session.Ref { return c.ref }
 
-// Initialize sends initialize and notifications/initialized.
+// Initialize sends initialize and notifications/initialized, then a ping:
+// its answer proves the session has opened (the mailbox is FIFO), so a
+// broadcast made after Initialize returns reaches it.
 func (c *Client) Initialize(ctx context.Context) error {
 	var res messages.InitializeResult
 	err := c.CallResult(ctx, messages.MethodInitialize, &messages.InitializeParams{
@@ -70,6 +72,9 @@ func (c *Client) Initialize(ctx context.Context) error {
 	}
 	c.InitializeResult = &res
 	c.Notify(messages.MethodInitialized, nil)
+	if _, err := c.Call(ctx, messages.MethodPing, nil); err != nil {
+		return fmt.Errorf("ping after initialized: %w", err)
+	}
 	return nil
 }
 

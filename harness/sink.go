@@ -13,7 +13,9 @@ type streamSink struct {
 }
 
 // Deliver queues the frame for the client.
-func (s *streamSink) Deliver(f messages.Frame) { s.c.queue.push(frameIn{stream: s.stream, data: f.Data}) }
+func (s *streamSink) Deliver(f messages.Frame) {
+	s.c.queue.push(frameIn{stream: s.stream, data: f.Data})
+}
 
 // Close ends the stream; the harness has nothing to release.
 func (s *streamSink) Close() {}

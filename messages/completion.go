@@ -1,7 +1,5 @@
 package messages
 
-import "encoding/json"
-
 // Types of CompleteReference.
 const (
 	RefPrompt   = "ref/prompt"
@@ -61,5 +59,5 @@ type CompletionResultValues struct {
 func (v CompletionResultValues) MarshalJSON() ([]byte, error) {
 	type fields CompletionResultValues
 	v.Values = nonNil(v.Values)
-	return json.Marshal(fields(v))
+	return marshalJSON(fields(v))
 }

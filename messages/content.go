@@ -84,7 +84,7 @@ func (c AudioContent) MarshalJSON() ([]byte, error) {
 // marshalTyped marshals fields, a struct without a MarshalJSON method, and
 // puts a "type" member first.
 func marshalTyped(typ string, fields any) ([]byte, error) {
-	body, err := json.Marshal(fields)
+	body, err := marshalJSON(fields)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ type ContentList []Content
 
 // MarshalJSON writes the blocks as an array, [] when there are none.
 func (l ContentList) MarshalJSON() ([]byte, error) {
-	return json.Marshal(nonNil([]Content(l)))
+	return marshalJSON(nonNil([]Content(l)))
 }
 
 // UnmarshalJSON decodes an array of content blocks of any known type.

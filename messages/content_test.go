@@ -226,3 +226,9 @@ func TestPromptMessageRoundTrip(t *testing.T) {
 	require.Error(t, json.Unmarshal([]byte(`{"role":"user"}`), &bad))
 	require.ErrorIs(t, json.Unmarshal([]byte(`{"role":"user","content":{"type":"x"}}`), &bad), messages.ErrUnknownContentType)
 }
+
+func TestContentIsNotHTMLEscaped(t *testing.T) {
+	b, err := messages.Marshal(&messages.CallToolResult{Content: messages.ContentList{&messages.TextContent{Text: "a<b && c>d"}}})
+	require.NoError(t, err)
+	assert.Equal(t, `{"content":[{"type":"text","text":"a<b && c>d"}]}`, string(b))
+}

@@ -74,5 +74,5 @@ type URLElicitationRequiredData struct {
 func (d URLElicitationRequiredData) MarshalJSON() ([]byte, error) {
 	type fields URLElicitationRequiredData
 	d.Elicitations = nonNil(d.Elicitations)
-	return json.Marshal(fields(d))
+	return marshalJSON(fields(d))
 }

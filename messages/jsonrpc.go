@@ -61,7 +61,7 @@ func (m *Message) Kind() Kind {
 
 // wireMessage is the decoding shape of a JSON-RPC message.
 type wireMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
+	JSONRPC json.RawMessage `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  json.RawMessage `json:"method"`
 	Params  json.RawMessage `json:"params"`
@@ -92,7 +92,7 @@ func Decode(data []byte) (*Message, *Error) {
 	if idErr == nil {
 		m.ID = id
 	}
-	if w.JSONRPC != "2.0" {
+	if string(bytes.TrimSpace(w.JSONRPC)) != `"2.0"` {
 		return m, Errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 	}
 	if idErr != nil {

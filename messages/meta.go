@@ -114,12 +114,3 @@ const (
 	IconThemeLight = "light"
 	IconThemeDark  = "dark"
 )
-
-// nonNil returns s, or an empty slice when s is nil, so that a required
-// list marshals as [] and never as null.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}

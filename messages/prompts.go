@@ -42,7 +42,7 @@ type ListPromptsResult struct {
 func (r ListPromptsResult) MarshalJSON() ([]byte, error) {
 	type fields ListPromptsResult
 	r.Prompts = nonNil(r.Prompts)
-	return json.Marshal(fields(r))
+	return marshalJSON(fields(r))
 }
 
 // GetPromptParams are the params of prompts/get.
@@ -64,7 +64,7 @@ type GetPromptResult struct {
 func (r GetPromptResult) MarshalJSON() ([]byte, error) {
 	type fields GetPromptResult
 	r.Messages = nonNil(r.Messages)
-	return json.Marshal(fields(r))
+	return marshalJSON(fields(r))
 }
 
 // PromptMessage is one message of a prompt.

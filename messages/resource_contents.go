@@ -40,9 +40,9 @@ type blobResourceContents struct {
 // "blob" otherwise.
 func (rc ResourceContents) MarshalJSON() ([]byte, error) {
 	if rc.Blob != nil {
-		return json.Marshal(blobResourceContents{rc.URI, rc.MIMEType, rc.Blob, rc.Meta})
+		return marshalJSON(blobResourceContents{rc.URI, rc.MIMEType, rc.Blob, rc.Meta})
 	}
-	return json.Marshal(textResourceContents{rc.URI, rc.MIMEType, rc.Text, rc.Meta})
+	return marshalJSON(textResourceContents{rc.URI, rc.MIMEType, rc.Text, rc.Meta})
 }
 
 // UnmarshalJSON accepts text or blob contents. An empty "blob" decodes as a

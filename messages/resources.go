@@ -1,7 +1,5 @@
 package messages
 
-import "encoding/json"
-
 // Resource describes a resource a server can read.
 type Resource struct {
 	URI         string `json:"uri"`
@@ -47,7 +45,7 @@ type ListResourcesResult struct {
 func (r ListResourcesResult) MarshalJSON() ([]byte, error) {
 	type fields ListResourcesResult
 	r.Resources = nonNil(r.Resources)
-	return json.Marshal(fields(r))
+	return marshalJSON(fields(r))
 }
 
 // ListResourceTemplatesParams are the params of resources/templates/list.
@@ -69,7 +67,7 @@ type ListResourceTemplatesResult struct {
 func (r ListResourceTemplatesResult) MarshalJSON() ([]byte, error) {
 	type fields ListResourceTemplatesResult
 	r.ResourceTemplates = nonNil(r.ResourceTemplates)
-	return json.Marshal(fields(r))
+	return marshalJSON(fields(r))
 }
 
 // ReadResourceParams are the params of resources/read.
@@ -89,7 +87,7 @@ type ReadResourceResult struct {
 func (r ReadResourceResult) MarshalJSON() ([]byte, error) {
 	type fields ReadResourceResult
 	r.Contents = nonNil(r.Contents)
-	return json.Marshal(fields(r))
+	return marshalJSON(fields(r))
 }
 
 // SubscribeParams are the params of resources/subscribe.

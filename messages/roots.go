@@ -1,7 +1,5 @@
 package messages
 
-import "encoding/json"
-
 // Root is a directory or file the client exposes to the server.
 type Root struct {
 	// URI is a file:// URI.
@@ -26,5 +24,5 @@ type ListRootsResult struct {
 func (r ListRootsResult) MarshalJSON() ([]byte, error) {
 	type fields ListRootsResult
 	r.Roots = nonNil(r.Roots)
-	return json.Marshal(fields(r))
+	return marshalJSON(fields(r))
 }

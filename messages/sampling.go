@@ -43,7 +43,7 @@ func (m SamplingMessage) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(struct {
+	return marshalJSON(struct {
 		Role    Role            `json:"role"`
 		Content json.RawMessage `json:"content"`
 		Meta    Meta            `json:"_meta,omitempty"`
@@ -72,9 +72,9 @@ func (m *SamplingMessage) UnmarshalJSON(b []byte) error {
 // array.
 func marshalSamplingContent(l ContentList) (json.RawMessage, error) {
 	if len(l) == 1 {
-		return json.Marshal(l[0])
+		return marshalJSON(l[0])
 	}
-	return json.Marshal(l)
+	return marshalJSON(l)
 }
 
 // unmarshalSamplingContent reads one block or an array of blocks.
@@ -117,7 +117,7 @@ type CreateMessageParams struct {
 func (p CreateMessageParams) MarshalJSON() ([]byte, error) {
 	type fields CreateMessageParams
 	p.Messages = nonNil(p.Messages)
-	return json.Marshal(fields(p))
+	return marshalJSON(fields(p))
 }
 
 // ModelPreferences are the server's advice on which model to pick. The
@@ -160,7 +160,7 @@ func (r CreateMessageResult) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(struct {
+	return marshalJSON(struct {
 		Role       Role            `json:"role"`
 		Content    json.RawMessage `json:"content"`
 		Model      string          `json:"model"`

@@ -92,7 +92,7 @@ type ListTasksResult struct {
 func (r ListTasksResult) MarshalJSON() ([]byte, error) {
 	type fields ListTasksResult
 	r.Tasks = nonNil(r.Tasks)
-	return json.Marshal(fields(r))
+	return marshalJSON(fields(r))
 }
 
 // CancelTaskParams are the params of tasks/cancel.

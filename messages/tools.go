@@ -25,7 +25,7 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 	if t.InputSchema == nil {
 		t.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
-	return json.Marshal(fields(t))
+	return marshalJSON(fields(t))
 }
 
 // ToolAnnotations are hints about a tool's behaviour. Clients must not trust
@@ -75,7 +75,7 @@ type ListToolsResult struct {
 func (r ListToolsResult) MarshalJSON() ([]byte, error) {
 	type fields ListToolsResult
 	r.Tools = nonNil(r.Tools)
-	return json.Marshal(fields(r))
+	return marshalJSON(fields(r))
 }
 
 // CallToolParams are the params of tools/call.

@@ -45,6 +45,7 @@ type Form struct {
 //	bool             "boolean": title, description, default
 //	[]string         multi-select, only with enum=... values: minItems,
 //	                 maxItems, default (repeatable)
+//	json.Number      "number", like float64
 //	time.Time        "string" with format date-time, or format=date
 //
 // A field is required unless it is a pointer or its json tag has omitempty

@@ -200,6 +200,19 @@ func TestFormDecodeCustomUnmarshaler(t *testing.T) {
 	assert.Equal(t, custom("<x>"), dst.C)
 }
 
+func TestFormDecodeJSONNumber(t *testing.T) {
+	type form struct {
+		N json.Number `json:"n" jsonschema:"maximum=10"`
+	}
+	f, err := FormForType[form]()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"object","properties":{"n":{"type":"number","maximum":10}},"required":["n"]}`, string(f.Schema()))
+	var dst form
+	require.NoError(t, f.Decode(json.RawMessage(`{"n":2.50}`), &dst, true))
+	assert.Equal(t, json.Number("2.50"), dst.N)
+	assert.ErrorIs(t, f.Decode(json.RawMessage(`{"n":"2"}`), &dst, true), ErrInvalid)
+}
+
 func TestFormDecodeEmbedded(t *testing.T) {
 	type meta struct {
 		Tag string `json:"tag"`

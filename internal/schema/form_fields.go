@@ -32,7 +32,7 @@ type formField struct {
 	index    []int  // reflect index path from the form's struct
 	kind     fieldKind
 	ptr      bool   // the field is *T: allocated on decode
-	custom   bool   // the type unmarshals itself: decoded through encoding/json
+	custom   bool   // the type unmarshals itself (or is json.Number): decoded through encoding/json
 	layout   string // kindTime: time layout of the format
 	required bool
 	prop     property
@@ -67,6 +67,7 @@ var formFormats = []string{"email", "uri", "date", "date-time"}
 
 var (
 	timeType            = reflect.TypeFor[time.Time]()
+	jsonNumberType      = reflect.TypeFor[json.Number]()
 	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
@@ -157,6 +158,8 @@ func newFormField(f reflect.StructField, jsonTag []string, index []int) (formFie
 	switch {
 	case ft == timeType:
 		err = ff.timeProperty(tags)
+	case ft == jsonNumberType:
+		err = ff.numberProperty(tags, "number", false)
 	case k == reflect.String:
 		err = ff.stringProperty(tags)
 	case k >= reflect.Int && k <= reflect.Uint64:
@@ -176,7 +179,8 @@ func newFormField(f reflect.StructField, jsonTag []string, index []int) (formFie
 	if err != nil {
 		return fail(ErrBadTag, "%v", err)
 	}
-	ff.custom = ft != timeType && (unmarshalsItself(ft) || k == reflect.Slice && unmarshalsItself(ft.Elem()))
+	ff.custom = ft == jsonNumberType ||
+		ft != timeType && (unmarshalsItself(ft) || k == reflect.Slice && unmarshalsItself(ft.Elem()))
 	return ff, nil
 }
 

@@ -57,6 +57,11 @@ func ForType[T any]() (json.RawMessage, error) {
 // ForOutput returns the JSON Schema of t for a tool's outputSchema. The rules
 // are For's: MCP's structuredContent is a JSON object too, so t must be a
 // struct or a map, or ErrNotObject is returned.
+//
+// encoding/json writes a nil pointer, slice or map as null unless the field
+// has omitempty, and the schema does not allow null there: a server that
+// validates its own structuredContent should tag such fields omitempty (or
+// `jsonschema:"nullable"`) or keep them non-nil.
 func ForOutput(t reflect.Type) (json.RawMessage, error) {
 	return forObject(t, "output")
 }
@@ -90,7 +95,7 @@ func forObject(t reflect.Type, use string) (json.RawMessage, error) {
 // reflectObject reflects t, which has no pointer indirection left.
 func reflectObject(t reflect.Type) (raw json.RawMessage, err error) {
 	if k := t.Kind(); k != reflect.Struct && k != reflect.Map {
-		return nil, fmt.Errorf("%w: it is a %s", ErrNotObject, k)
+		return nil, fmt.Errorf("%w (kind %s)", ErrNotObject, k)
 	}
 	defer func() {
 		// invopop panics on types it cannot express.
@@ -118,7 +123,7 @@ func reflectObject(t reflect.Type) (raw json.RawMessage, err error) {
 	}
 	relaxPointers(s, t, s.Definitions, map[*jsonschema.Schema]bool{})
 	if s.Type != "object" {
-		return nil, fmt.Errorf("%w: its schema has type %q", ErrNotObject, s.Type)
+		return nil, fmt.Errorf("%w (its schema has type %q)", ErrNotObject, s.Type)
 	}
 	return json.Marshal(s)
 }

@@ -120,6 +120,17 @@ func TestForNoAdditionalPropertiesFalse(t *testing.T) {
 	assert.NotContains(t, string(got), `"$ref"`)
 }
 
+func TestForOptInAdditionalPropertiesFalse(t *testing.T) {
+	type closed struct {
+		A string `json:"a"`
+	}
+	got, err := ForType[struct {
+		C closed `json:"c" jsonschema_extras:"additionalProperties=false"`
+	}]()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"object","properties":{"c":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}},"required":["c"]}`, string(got))
+}
+
 func TestForObjectsOnly(t *testing.T) {
 	tests := []struct {
 		name string

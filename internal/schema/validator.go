@@ -58,8 +58,8 @@ func compile(raw json.RawMessage, assertFormat bool) (*Validator, error) {
 	return &Validator{schema: sch}, nil
 }
 
-// Validate checks a JSON instance. It returns nil, or a *ValidationError when
-// the instance is not JSON or breaks the schema.
+// Validate checks a JSON instance. It returns nil, or a *ValidationError
+// (errors.Is ErrInvalid) when the instance is not JSON or breaks the schema.
 func (v *Validator) Validate(instance json.RawMessage) error {
 	doc, err := jsv.UnmarshalJSON(bytes.NewReader(instance))
 	if err != nil {
@@ -72,7 +72,7 @@ func (v *Validator) Validate(instance json.RawMessage) error {
 // []any, string, float64 or json.Number, bool and nil values that
 // encoding/json produces (with or without UseNumber). Other Go values, such
 // as structs or typed maps, are converted through encoding/json first. It
-// returns nil, or a *ValidationError.
+// returns nil, or a *ValidationError (errors.Is ErrInvalid).
 func (v *Validator) ValidateValue(value any) error {
 	err := v.schema.Validate(value)
 	if err == nil {
