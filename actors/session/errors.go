@@ -1,6 +1,10 @@
 package session
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/mcp-actors/mcp-actors/actors/dispatcher"
+)
 
 // ErrSessionClosed fails calls that were pending, or are made, after the
 // session ended.
@@ -23,3 +27,7 @@ var ErrDataLimit = errors.New("session: data limit exceeded")
 // ErrInvalidElicitTarget is returned by Elicit when the target is not a
 // non-nil pointer to a flat struct.
 var ErrInvalidElicitTarget = errors.New("session: elicitation target must be a non-nil pointer to a flat struct")
+
+// ErrRemoteCancelled is returned by a server-to-client call that the client
+// cancelled with notifications/cancelled.
+var ErrRemoteCancelled = dispatcher.ErrRemoteCancelled

@@ -55,3 +55,5 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 	require.NoError(t, err)
 	return b
 }
+
+func jsonUnmarshal(raw json.RawMessage, v any) error { return json.Unmarshal(raw, v) }
