@@ -95,7 +95,7 @@ func (c *Client) Handle(method string, h RequestHandler) {
 // closed session.
 func (c *Client) Call(ctx context.Context, method string, params any) (*messages.Message, error) {
 	id := messages.IntID(c.nextID.Add(1))
-	from := len(c.inbox.snapshot())
+	from := c.inbox.len()
 	if err := c.SendRequest(id, method, params); err != nil {
 		return nil, err
 	}

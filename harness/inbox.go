@@ -48,6 +48,13 @@ func (ib *inbox) close() {
 	ib.mu.Unlock()
 }
 
+// len returns the number of messages so far.
+func (ib *inbox) len() int {
+	ib.mu.Lock()
+	defer ib.mu.Unlock()
+	return len(ib.msgs)
+}
+
 // snapshot returns the messages so far.
 func (ib *inbox) snapshot() []*Received {
 	ib.mu.Lock()
