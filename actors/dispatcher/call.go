@@ -2,6 +2,7 @@ package dispatcher
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -27,6 +28,7 @@ type Call struct {
 
 	id    messages.ID // set by Begin
 	token int64       // progress token, when onProgress is set
+	sent  bool        // the request has gone out (not held)
 }
 
 type result struct {
@@ -44,6 +46,9 @@ func (c *Call) finish(raw json.RawMessage, err error) {
 	default: // already finished
 	}
 }
+
+// errInvalidParams rejects raw params that are not JSON.
+var errInvalidParams = errors.New("params are not valid JSON")
 
 // CallOption configures one call.
 type CallOption func(*Call)
@@ -66,6 +71,9 @@ func NewCall(method string, params any, opts ...CallOption) (*Call, error) {
 		raw, err := messages.Marshal(params)
 		if err != nil {
 			return nil, err
+		}
+		if !json.Valid(raw) {
+			return nil, errInvalidParams
 		}
 		c.Params = raw
 	}

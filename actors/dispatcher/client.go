@@ -42,14 +42,14 @@ func (cl *Client) Call(ctx context.Context, method string, params any, opts ...C
 
 // Run posts a prepared call and waits as Call does.
 func (cl *Client) Run(ctx context.Context, c *Call) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	cl.post(&Begin{Call: c})
 	for {
 		select {
 		case r := <-c.done:
-			if r.err != nil {
-				return nil, fmt.Errorf("calling %q: %w", c.Method, r.err)
-			}
-			return r.raw, nil
+			return c.outcome(r)
 		case p := <-c.progress: // nil channel without WithProgress
 			c.onProgress(p)
 		case <-ctx.Done():
@@ -58,12 +58,24 @@ func (cl *Client) Run(ctx context.Context, c *Call) (json.RawMessage, error) {
 		case <-cl.done:
 			select { // the table may have finished the call first
 			case r := <-c.done:
-				if r.err == nil {
-					return r.raw, nil
-				}
+				return c.outcome(r)
 			default:
 			}
 			return nil, fmt.Errorf("calling %q: %w", c.Method, cl.doneErr)
 		}
 	}
+}
+
+// outcome returns what the table finished c with. The table queues every
+// progress update before it finishes the call, but select may pick done
+// while updates still wait, so they go to the callback first. The caller is
+// the only receiver and the table sends no more, so the loop cannot block.
+func (c *Call) outcome(r result) (json.RawMessage, error) {
+	for len(c.progress) > 0 { // nil channel without WithProgress
+		c.onProgress(<-c.progress)
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("calling %q: %w", c.Method, r.err)
+	}
+	return r.raw, nil
 }

@@ -56,6 +56,8 @@ func (t *Table) Receive(m Message) {
 		t.Begin(m.Call)
 	case *Cancel:
 		t.Cancel(m.Call, m.Reason)
+	default:
+		panic(fmt.Sprintf("dispatcher: unknown message %T", m))
 	}
 }
 
@@ -72,6 +74,7 @@ func (t *Table) Release() {
 	for _, h := range held {
 		if t.pending[h.call.id] == h.call {
 			t.stats.Sent++
+			h.call.sent = true
 			t.send(h.call, h.frame)
 		}
 	}
@@ -106,6 +109,7 @@ func (t *Table) Begin(c *Call) {
 		return
 	}
 	t.stats.Sent++
+	c.sent = true
 	t.send(c, frame)
 }
 
@@ -138,6 +142,9 @@ var errCancelledByCaller = fmt.Errorf("dispatcher: cancelled by the caller")
 // call was resolved; anything else is counted as stray or duplicate.
 func (t *Table) HandleResponse(m *messages.Message) bool {
 	c, ok := t.pending[m.ID]
+	if !ok || !c.sent { // an answer to a request not yet sent is stray
+		ok = false
+	}
 	if !ok {
 		if n, isInt := m.ID.Int(); isInt && n >= 1 && n <= t.last {
 			t.stats.Duplicate++
@@ -160,7 +167,7 @@ func (t *Table) HandleResponse(m *messages.Message) bool {
 // ErrRemoteCancelled. It reports whether p named a pending call.
 func (t *Table) HandleCancelled(p *messages.CancelledParams) bool {
 	c, ok := t.pending[p.RequestID]
-	if !ok {
+	if !ok || !c.sent {
 		return false
 	}
 	delete(t.pending, p.RequestID)
@@ -181,7 +188,7 @@ func (t *Table) HandleProgress(p *messages.ProgressParams) bool {
 		return false
 	}
 	c, ok := t.pending[messages.IntID(n)]
-	if !ok || c.progress == nil || c.token != n {
+	if !ok || !c.sent || c.progress == nil || c.token != n {
 		return false
 	}
 	select {

@@ -1,0 +1,4 @@
+package dispatcher
+
+// ProgressBuffer exposes progressBuffer to the external tests.
+const ProgressBuffer = progressBuffer
