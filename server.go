@@ -49,9 +49,10 @@ type Server struct {
 	prompts     atomic.Pointer[index[*prompt]]
 	completions atomic.Pointer[index[CompletionHandler]]
 
-	live   sync.Map // session ID → *session.Ref: every session not yet closed
-	open   sync.Map // session ID → *session.Ref: open sessions, for broadcasts
-	closed atomic.Bool
+	live     sync.Map // session ID → *session.Ref: every session not yet closed
+	open     sync.Map // session ID → *session.Ref: open sessions, for broadcasts
+	closed   atomic.Bool
+	shutdown sync.Once // stops the actor system once, however often Close is called
 }
 
 // NewServer returns a server that introduces itself as info. opts may be
@@ -114,14 +115,29 @@ func (s *Server) ActorSystem() *actor.ActorSystem { return s.system }
 // waits for initialize; transports send it the client's messages through the
 // returned Ref.
 func (s *Server) NewSession() (*session.Ref, error) {
+	return s.NewSessionWith(session.SpawnOptions{})
+}
+
+// NewSessionWith spawns a session as NewSession does, bound to
+// opts.Principal and, with opts.Resumable, keeping an event log for
+// Last-Event-ID resumption (what Streamable HTTP uses).
+func (s *Server) NewSessionWith(opts session.SpawnOptions) (*session.Ref, error) {
 	if s.closed.Load() {
 		return nil, ErrServerClosed
 	}
-	ref, err := session.Spawn(s.system.Root, NewSessionID(), s.cfg)
+	ref, err := session.Spawn(s.system.Root, NewSessionID(), s.cfg, opts)
 	if err != nil {
 		return nil, err
 	}
 	s.live.Store(ref.ID(), ref)
+	if s.closed.Load() {
+		// Close ran between the check above and Store, and may not have
+		// seen this session: end it here.
+		ref.Send(&messages.CloseSession{Reason: "server closing"})
+		<-ref.Done()
+		s.live.Delete(ref.ID())
+		return nil, ErrServerClosed
+	}
 	return ref, nil
 }
 
@@ -142,7 +158,7 @@ func (s *Server) OpenSessions() int {
 }
 
 // Close ends every session and waits until they have ended or ctx is done.
-// The server accepts no new sessions afterwards.
+// The server accepts no new sessions afterwards. Calling it again is safe.
 func (s *Server) Close(ctx context.Context) error {
 	s.closed.Store(true)
 	var refs []*session.Ref
@@ -155,11 +171,15 @@ func (s *Server) Close(ctx context.Context) error {
 	for _, r := range refs {
 		select {
 		case <-r.Done():
+			// The session closes Done before it calls OnClose: forget it
+			// here too, so that nothing lists it once Close returns.
+			s.open.Delete(r.ID())
+			s.live.Delete(r.ID())
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	s.system.Shutdown()
+	s.shutdown.Do(s.system.Shutdown)
 	return nil
 }
 

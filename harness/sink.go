@@ -13,8 +13,12 @@ type streamSink struct {
 }
 
 // Deliver queues the frame for the client.
-func (s *streamSink) Deliver(f messages.Frame) {
+func (s *streamSink) Deliver(f messages.Frame) bool {
+	if f.Data == nil {
+		return true // a priming event carries no message
+	}
 	s.c.queue.push(frameIn{stream: s.stream, data: f.Data})
+	return true
 }
 
 // Close ends the stream; the harness has nothing to release.

@@ -1,5 +1,7 @@
 package messages
 
+import "errors"
+
 // This file holds the messages that transports, the server and the cluster
 // send to a session actor, and the Sink through which a session hands frames
 // back to whoever holds the client's connection.
@@ -18,13 +20,26 @@ type Frame struct {
 
 // Sink receives a session's frames for one stream: the stream of one client
 // request, or the session's standalone stream. A session calls Deliver and
-// Close from its actor, so both must return at once; a sink that cannot keep
-// up must drop or close, never block. Close ends the stream; nothing is
-// delivered after it.
+// Close from its actor, so both must return at once. Deliver reports
+// whether the sink took the frame: a sink that cannot keep up (or whose
+// connection is gone) refuses it, and the session stops using it — the
+// frame stays in the session's event log when the stream is resumable.
+// Close ends the connection; nothing is delivered after it.
+//
+// A frame with an EventID and no Data is a priming event: the stream has
+// become resumable and the client may reconnect with that ID.
 type Sink interface {
-	Deliver(f Frame)
+	Deliver(f Frame) bool
 	Close()
 }
+
+// ErrStreamActive answers AttachStream for a standalone stream that already
+// has a live connection (HTTP 409).
+var ErrStreamActive = errors.New("messages: the stream already has a connection")
+
+// ErrUnknownEvent answers AttachStream for a Last-Event-ID the session does
+// not know (never issued, or its stream is gone).
+var ErrUnknownEvent = errors.New("messages: unknown event ID")
 
 // ActorMessage is the sealed set of messages a session actor accepts from
 // outside its package.
@@ -46,12 +61,20 @@ type HandleNotification struct{ Msg *Message }
 // server-to-client request.
 type DeliverResponse struct{ Msg *Message }
 
-// AttachStream makes Sink the session's standalone stream, the one that
-// carries traffic not tied to a client request. A stream already attached is
-// closed.
-type AttachStream struct{ Sink Sink }
+// AttachStream gives a stream a connection. Without LastEventID it is the
+// session's standalone stream (traffic not tied to a client request), and
+// the frames that waited for a connection follow; with LastEventID it is
+// the stream that event belongs to, after the frames that followed it are
+// replayed. The outcome goes to Result when it is not nil: nil,
+// ErrStreamActive, ErrUnknownEvent, or an error saying the session ended.
+type AttachStream struct {
+	Sink        Sink
+	LastEventID string
+	Result      chan<- error
+}
 
-// DetachStream removes Sink as the standalone stream if it still is.
+// DetachStream tells the session that Sink's connection is gone. The
+// stream it carried stays resumable; nothing is cancelled.
 type DetachStream struct{ Sink Sink }
 
 // NotifyClient asks a session to send an encoded notification on its

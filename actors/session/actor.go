@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -17,7 +18,7 @@ type lifecycle uint8
 
 const (
 	stateNew     lifecycle = iota // waiting for initialize
-	statePending                  // initialized answered, waiting for notifications/initialized
+	statePending                  // initialize answered, waiting for notifications/initialized
 	stateOpen                     // open for everything
 	stateClosed                   // ended; the actor is stopping
 )
@@ -41,9 +42,8 @@ type sessionActor struct {
 	subs     map[string]struct{} // subscribed resource URIs
 	inflight map[messages.ID]*inflight
 	table    *dispatcher.Table
-
-	stream  messages.Sink // the standalone stream, or nil
-	backlog [][]byte      // frames for the standalone stream while none is attached
+	streams  streamSet
+	lifetime *time.Timer // MaxLifetime; nil without one
 
 	roots rootsState
 	data  dataStore
@@ -52,15 +52,11 @@ type sessionActor struct {
 // inflight is one client request whose handler is running.
 type inflight struct {
 	cancel    context.CancelFunc
-	sink      messages.Sink // nil: the standalone stream
-	cancelled bool          // by the client: send no response
+	stream    *stream // nil: the standalone stream (stdio)
+	cancelled bool    // by the client: send no response
 }
 
-// maxBacklog bounds the frames kept for a standalone stream not yet
-// attached; older ones are dropped beyond it.
-const maxBacklog = 256
-
-func newSessionActor(ref *Ref, cfg *Config) *sessionActor {
+func newSessionActor(ref *Ref, cfg *Config, resumable bool) *sessionActor {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -69,10 +65,11 @@ func newSessionActor(ref *Ref, cfg *Config) *sessionActor {
 		ref:      ref,
 		cfg:      cfg,
 		lim:      cfg.Limits.withDefaults(),
-		log:      logger.With("session", ref.id),
+		log:      logger,
 		subs:     make(map[string]struct{}),
 		inflight: make(map[messages.ID]*inflight),
 	}
+	a.streams = newStreamSet(resumable, a.lim)
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.table = dispatcher.NewTable(a.sendCallFrame)
 	a.table.Hold() // no server-to-client request before the session opens
@@ -85,7 +82,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		// A panic would restart the actor with empty state; end the session
 		// cleanly instead.
 		if p := recover(); p != nil {
-			a.log.Error("session actor panicked; closing the session", "panic", p, "stack", string(debug.Stack()))
+			a.log.Error("session actor panicked; closing the session", "session", a.ref.id, "panic", p, "stack", string(debug.Stack()))
 			a.close(ctx, "internal error")
 		}
 	}()
@@ -101,15 +98,17 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case dispatcher.Message:
 		a.table.Receive(m)
 	case *sendFrame:
-		a.deliver(m.route, m.data)
+		a.send(m.route, m.data)
 	case *sendLog:
 		a.sendLog(m)
-	case *messages.AttachStream:
-		a.attachStream(m.Sink)
-	case *messages.DetachStream:
-		if a.stream == m.Sink {
-			a.stream = nil
+	case *closeStream:
+		if inf := a.inflight[m.route]; inf != nil {
+			a.streams.closeStream(inf.stream)
 		}
+	case *messages.AttachStream:
+		a.attachStream(m)
+	case *messages.DetachStream:
+		a.streams.detach(m.Sink, a.inflight)
 	case *messages.NotifyClient:
 		a.notifyClient(m)
 	case *getRoots, *storeRoots, *addRootsListener, *removeRootsListener, *rootsListenersDone:
@@ -118,58 +117,74 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		a.data.apply(m, a.lim)
 	case *messages.CloseSession:
 		a.close(ctx, m.Reason)
-	case *actor.Started, *actor.Stopping, *actor.Restarting:
+	case *actor.ReceiveTimeout:
+		if len(a.inflight) == 0 && a.table.Pending() == 0 {
+			a.close(ctx, "idle timeout")
+		}
+	case *actor.Started:
+		a.started(ctx)
+	case *actor.Stopping, *actor.Restarting:
 	case *actor.Stopped:
 		a.close(nil, "stopped")
 	default:
-		a.log.Error("session actor: unexpected message dropped", "type", fmt.Sprintf("%T", m))
+		a.log.Error("session actor: unexpected message dropped", "session", a.ref.id, "type", fmt.Sprintf("%T", m))
 	}
 }
 
-// attachStream makes sink the standalone stream and flushes the backlog.
-func (a *sessionActor) attachStream(sink messages.Sink) {
-	if a.state == stateClosed {
-		sink.Close()
-		return
+// started arms the idle and lifetime limits.
+func (a *sessionActor) started(ctx actor.Context) {
+	if a.lim.IdleTimeout > 0 {
+		ctx.SetReceiveTimeout(a.lim.IdleTimeout)
 	}
-	if a.stream != nil && a.stream != sink {
-		a.stream.Close()
-	}
-	a.stream = sink
-	backlog := a.backlog
-	a.backlog = nil
-	for _, f := range backlog {
-		sink.Deliver(messages.Frame{Data: f})
+	if a.lim.MaxLifetime > 0 {
+		ref := a.ref
+		a.lifetime = time.AfterFunc(a.lim.MaxLifetime, func() {
+			ref.Send(&messages.CloseSession{Reason: "maximum lifetime reached"})
+		})
 	}
 }
 
-// deliver sends data on the stream of request route, or on the standalone
-// stream when the request has none or is gone.
-func (a *sessionActor) deliver(route messages.ID, data []byte) {
+// attachStream gives a stream a connection and reports the outcome.
+func (a *sessionActor) attachStream(m *messages.AttachStream) {
+	var err error
+	if a.state == stateClosed {
+		err = ErrSessionClosed
+	} else {
+		err = a.streams.attach(m.Sink, m.LastEventID)
+	}
+	if m.Result != nil {
+		m.Result <- err
+	}
+}
+
+// routeFor picks the stream for a frame a handler of request route sends
+// (see the routing rule in streams.go); nil is the standalone stream.
+func (a *sessionActor) routeFor(route messages.ID) *stream {
+	if route.IsZero() {
+		return nil
+	}
+	inf := a.inflight[route]
+	if inf == nil || inf.stream == nil {
+		return nil
+	}
+	if st := inf.stream; live(st) || (st.sse && !st.done) {
+		return st
+	}
+	return nil
+}
+
+// send puts a non-response frame of request route on its stream.
+func (a *sessionActor) send(route messages.ID, data []byte) {
 	if a.state == stateClosed {
 		return
 	}
-	if !route.IsZero() {
-		if inf := a.inflight[route]; inf != nil && inf.sink != nil {
-			inf.sink.Deliver(messages.Frame{Data: data})
-			return
-		}
-	}
-	if a.stream != nil {
-		a.stream.Deliver(messages.Frame{Data: data})
-		return
-	}
-	if len(a.backlog) >= maxBacklog {
-		a.log.Warn("standalone stream backlog full; dropping the oldest frame")
-		a.backlog = a.backlog[1:]
-	}
-	a.backlog = append(a.backlog, data)
+	a.streams.send(a.routeFor(route), data, false)
 }
 
 // sendCallFrame is the dispatcher's Sender.
 func (a *sessionActor) sendCallFrame(c *dispatcher.Call, frame []byte) {
 	route, _ := c.Route.(messages.ID)
-	a.deliver(route, frame)
+	a.send(route, frame)
 }
 
 // notifyClient sends a server-wide notification (list changed, resource
@@ -183,7 +198,7 @@ func (a *sessionActor) notifyClient(m *messages.NotifyClient) {
 			return
 		}
 	}
-	a.deliver(messages.ID{}, m.Data)
+	a.streams.send(nil, m.Data, false)
 }
 
 // close ends the session: pending calls fail, handlers are cancelled,
@@ -193,26 +208,23 @@ func (a *sessionActor) close(ctx actor.Context, reason string) {
 		return
 	}
 	a.state = stateClosed
-	a.log.Debug("session closing", "reason", reason)
+	a.log.Debug("session closing", "session", a.ref.id, "reason", reason)
+	if a.lifetime != nil {
+		a.lifetime.Stop()
+	}
 	a.table.Close(ErrSessionClosed)
 	a.cancel()
+	a.streams.closeAll(a.inflight)
 	for id, inf := range a.inflight {
 		inf.cancel()
-		if inf.sink != nil {
-			inf.sink.Close()
-		}
 		delete(a.inflight, id)
 	}
-	if a.stream != nil {
-		a.stream.Close()
-		a.stream = nil
-	}
-	a.backlog = nil
 	close(a.ref.done)
 	if a.cfg.OnClose != nil {
 		a.cfg.OnClose(a.ref)
 	}
 	if ctx != nil {
+		ctx.CancelReceiveTimeout()
 		ctx.Stop(ctx.Self())
 	}
 }

@@ -70,10 +70,11 @@ func BenchmarkServerToClientRoundTrip(b *testing.B) {
 // nopSink drops frames, standing in for a transport that is not there.
 type nopSink struct{ frames chan struct{} }
 
-func (s nopSink) Deliver(messages.Frame) {
+func (s nopSink) Deliver(messages.Frame) bool {
 	if s.frames != nil {
 		s.frames <- struct{}{}
 	}
+	return true
 }
 func (nopSink) Close() {}
 

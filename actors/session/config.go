@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -31,6 +32,18 @@ type Limits struct {
 	MaxDataKeys  int // keys in the per-session data store (default 256)
 	MaxDataBytes int // total bytes of keys and values in it (default 1 MiB)
 	MaxKeyBytes  int // bytes of one key (default 256)
+
+	// MaxEvents and MaxEventBytes bound the event log of a resumable
+	// session (defaults 512 events, 1 MiB). Past them the oldest events are
+	// evicted and can no longer be replayed.
+	MaxEvents     int
+	MaxEventBytes int
+
+	// IdleTimeout closes a session that has received nothing for this long
+	// and has no request running (0: never). MaxLifetime closes it this
+	// long after it started, whatever it is doing (0: never).
+	IdleTimeout time.Duration
+	MaxLifetime time.Duration
 }
 
 func (l Limits) withDefaults() Limits {
@@ -45,6 +58,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxKeyBytes <= 0 {
 		l.MaxKeyBytes = 256
+	}
+	if l.MaxEvents <= 0 {
+		l.MaxEvents = 512
+	}
+	if l.MaxEventBytes <= 0 {
+		l.MaxEventBytes = 1 << 20
 	}
 	return l
 }

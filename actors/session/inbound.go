@@ -18,11 +18,7 @@ const maxSubscriptions = 4096
 // goroutine for everything else.
 func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) {
 	reply := func(frame []byte) {
-		if sink != nil {
-			sink.Deliver(messages.Frame{Data: frame, End: true})
-			return
-		}
-		a.deliver(messages.ID{}, frame)
+		a.streams.send(a.streams.open(sink), frame, true)
 	}
 	fail := func(e *messages.Error) { reply(messages.EncodeError(req.ID, e)) }
 	ok := func() {
@@ -31,8 +27,9 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 	}
 
 	if a.state == stateClosed {
-		fail(messages.Errorf(messages.CodeInvalidRequest, "invalid request: the session is closed"))
 		if sink != nil {
+			sink.Deliver(messages.Frame{Data: messages.EncodeError(req.ID,
+				messages.Errorf(messages.CodeInvalidRequest, "invalid request: the session is closed")), End: true})
 			sink.Close()
 		}
 		return
@@ -86,7 +83,7 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 		return
 	}
 	ctx, cancel := context.WithCancel(a.ctx)
-	a.inflight[req.ID] = &inflight{cancel: cancel, sink: sink}
+	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(sink)}
 	go serve(ctx, a.cfg.Handler, a.newSession(req), req, a.log)
 }
 
@@ -162,16 +159,16 @@ func (a *sessionActor) requestDone(m *requestDone) {
 	delete(a.inflight, m.id)
 	inf.cancel()
 	if inf.cancelled {
-		if inf.sink != nil {
-			inf.sink.Close()
+		if st := inf.stream; st != nil {
+			if live(st) {
+				st.sink.Close()
+				st.sink = nil
+			}
+			a.streams.forget(st)
 		}
 		return
 	}
-	if inf.sink != nil {
-		inf.sink.Deliver(messages.Frame{Data: m.frame, End: true})
-		return
-	}
-	a.deliver(messages.ID{}, m.frame)
+	a.streams.send(inf.stream, m.frame, true)
 }
 
 // handleNotification applies a client notification.
@@ -207,5 +204,5 @@ func (a *sessionActor) sendLog(m *sendLog) {
 	if m.rank < a.logRank {
 		return
 	}
-	a.deliver(m.route, m.data)
+	a.send(m.route, m.data)
 }

@@ -30,6 +30,10 @@ type sendLog struct {
 	data  []byte
 }
 
+// closeStream asks the session to end the connection of request route's
+// stream early, leaving it resumable.
+type closeStream struct{ route messages.ID }
+
 // getRoots asks for the cached roots.
 type getRoots struct{ reply chan rootsSnapshot }
 
@@ -60,6 +64,7 @@ type dataOp struct {
 func (*requestDone) sessionMessage()         {}
 func (*sendFrame) sessionMessage()           {}
 func (*sendLog) sessionMessage()             {}
+func (*closeStream) sessionMessage()         {}
 func (*getRoots) sessionMessage()            {}
 func (*storeRoots) sessionMessage()          {}
 func (*addRootsListener) sessionMessage()    {}

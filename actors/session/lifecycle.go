@@ -44,6 +44,7 @@ func (a *sessionActor) initialize(req *messages.Message) ([]byte, *messages.Erro
 		return nil, messages.ErrInternal
 	}
 	a.state = statePending
+	a.streams.prime = a.info.ProtocolVersion >= messages.Version20251125
 	a.log.Debug("session initialized", "version", a.info.ProtocolVersion, "client", p.ClientInfo.Name)
 	return frame, nil
 }

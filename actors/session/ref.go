@@ -12,15 +12,20 @@ import (
 // Ref is the address of one session actor. Transports, the server and the
 // cluster hold it to send the session messages; it holds no session state.
 type Ref struct {
-	id     string
-	pid    *actor.PID
-	root   *actor.RootContext
-	done   chan struct{} // closed by the actor when the session ends
-	client *dispatcher.Client
+	id        string
+	principal string
+	pid       *actor.PID
+	root      *actor.RootContext
+	done      chan struct{} // closed by the actor when the session ends
+	client    *dispatcher.Client
 }
 
 // ID returns the session ID.
 func (r *Ref) ID() string { return r.id }
+
+// Principal returns who created the session ("" when unauthenticated).
+// Every request for the session must come from the same principal.
+func (r *Ref) Principal() string { return r.principal }
 
 // PID returns the actor's process ID.
 func (r *Ref) PID() *actor.PID { return r.pid }
@@ -49,13 +54,22 @@ func (r *Ref) post(m any) {
 	r.root.Send(r.pid, m)
 }
 
+// SpawnOptions describe one session.
+type SpawnOptions struct {
+	// Principal is who created the session; see Ref.Principal.
+	Principal string
+	// Resumable makes the session keep an event log so that a client can
+	// resume a stream with Last-Event-ID (Streamable HTTP).
+	Resumable bool
+}
+
 // Spawn starts a session actor with the given ID. The session is new: it
 // answers initialize and ping until initialized. Frames not tied to a
 // request go to the stream attached with messages.AttachStream.
-func Spawn(root *actor.RootContext, id string, cfg *Config) (*Ref, error) {
-	r := &Ref{id: id, root: root, done: make(chan struct{})}
+func Spawn(root *actor.RootContext, id string, cfg *Config, opts SpawnOptions) (*Ref, error) {
+	r := &Ref{id: id, principal: opts.Principal, root: root, done: make(chan struct{})}
 	r.client = dispatcher.NewClient(func(m dispatcher.Message) { r.post(m) }, r.done, ErrSessionClosed)
-	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(r, cfg) })
+	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(r, cfg, opts.Resumable) })
 	pid, err := root.SpawnNamed(props, "mcp-session/"+id)
 	if err != nil {
 		return nil, fmt.Errorf("spawning session %q: %w", id, err)

@@ -116,6 +116,16 @@ func (s *Session) Progress(ctx context.Context, progress, total float64, message
 	return nil
 }
 
+// CloseStream ends the connection that carries the current request's
+// stream without ending the stream: on a resumable session (Streamable
+// HTTP) the client reconnects with Last-Event-ID and receives what followed,
+// including the response (SSE polling). Elsewhere it does nothing.
+func (s *Session) CloseStream() {
+	if s.req != nil {
+		s.ref.post(&closeStream{route: s.req.id})
+	}
+}
+
 // ready fails when ctx has ended or the session has.
 func (s *Session) ready(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {

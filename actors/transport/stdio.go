@@ -14,6 +14,11 @@ import (
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
+// ErrOutputOverflow is returned by ServeStdio when more than
+// StdioOptions.MaxQueuedBytes of output waited for a client that was not
+// reading its stdin.
+var ErrOutputOverflow = errors.New("transport: output queue overflowed: the client is not reading")
+
 // StdioOptions configure ServeStdio. Zero fields take the defaults.
 type StdioOptions struct {
 	// MaxLineBytes bounds one incoming message (default 4 MiB). A longer
@@ -29,8 +34,11 @@ type StdioOptions struct {
 // ServeStdio serves the session ref over newline-delimited JSON: one
 // message per line from r, one per line to w. Nothing but MCP messages is
 // written to w. It returns when r reaches EOF (nil), ctx ends (ctx.Err()),
-// reading fails, or the session ends; in every case the session is closed
-// and everything queued for w has been written before it returns.
+// reading fails, the session ends (nil), or the output queue overflows
+// (ErrOutputOverflow). In every case the session is closed, r is closed if
+// it is an io.Closer and was not read to its end, and everything queued for
+// w has been written before it returns — except on overflow, when w is
+// closed if it is an io.Closer and the queue is dropped.
 func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, ref *session.Ref, opts *StdioOptions) error {
 	var o StdioOptions
 	if opts != nil {
@@ -63,21 +71,36 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, ref *session.Ref,
 	go func() { readErr <- readLines(r, o.MaxLineBytes, ref, out) }()
 
 	var err error
+	readDone := false
 	select {
 	case err = <-readErr:
+		readDone = true
 		if errors.Is(err, io.EOF) {
 			err = nil
 		}
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-ref.Done():
+	case <-out.overflow:
 	}
 	ref.Send(&messages.CloseSession{Reason: "stdio ended"})
 	<-ref.Done()
 	out.Close() // the session closed it too; this makes sure
-	writerDone.Wait()
-	if c, ok := r.(io.Closer); ok && err != nil {
-		_ = c.Close() // unblocks the reader when ctx ended
+	select {
+	case <-out.overflow:
+		// The writer may be stuck in a write the client will never read:
+		// close w to unblock it rather than wait for it.
+		if c, ok := w.(io.Closer); ok {
+			_ = c.Close()
+		}
+		if err == nil {
+			err = ErrOutputOverflow
+		}
+	default:
+		writerDone.Wait()
+	}
+	if c, ok := r.(io.Closer); ok && !readDone {
+		_ = c.Close() // unblocks the reader, which would go on consuming r
 	}
 	return err
 }
@@ -103,13 +126,14 @@ func readLines(r io.Reader, maxLine int, ref *session.Ref, out *lineSink) error 
 	}
 }
 
-// readLine returns the next line without its newline. A line longer than
-// max is consumed and reported with tooLong, without being kept in memory.
+// readLine returns the next line without its line ending ("\n" or "\r\n").
+// A line longer than max without it is consumed and reported with tooLong,
+// without being kept in memory.
 func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if !tooLong {
-			if len(line)+len(chunk) > max+1 { // +1: the newline
+			if len(line)+len(chunk) > max+2 { // +2: room for "\r\n"
 				tooLong, line = true, nil
 			} else {
 				line = append(line, chunk...)
@@ -118,7 +142,11 @@ func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) 
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		return bytes.TrimRight(line, "\r\n"), tooLong, err
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) > max {
+			tooLong, line = true, nil
+		}
+		return line, tooLong, err
 	}
 }
 
@@ -154,6 +182,8 @@ type lineSink struct {
 	w        io.Writer
 	maxBytes int
 
+	overflow chan struct{} // closed by Deliver when the queue overflows
+
 	mu     sync.Mutex
 	wake   chan struct{} // signalled when the queue grows or the sink closes
 	queue  [][]byte
@@ -163,23 +193,26 @@ type lineSink struct {
 }
 
 func newLineSink(w io.Writer, maxBytes int) *lineSink {
-	return &lineSink{w: w, maxBytes: maxBytes, wake: make(chan struct{}, 1)}
+	return &lineSink{w: w, maxBytes: maxBytes, wake: make(chan struct{}, 1), overflow: make(chan struct{})}
 }
 
 // Deliver queues f for writing.
-func (s *lineSink) Deliver(f messages.Frame) {
+func (s *lineSink) Deliver(f messages.Frame) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return
+		return false
 	}
-	if s.bytes+len(f.Data) > s.maxBytes {
-		s.failed, s.closed = true, true
-	} else {
+	ok := s.bytes+len(f.Data) <= s.maxBytes
+	if ok {
 		s.queue = append(s.queue, f.Data)
 		s.bytes += len(f.Data)
+	} else {
+		s.failed, s.closed = true, true
+		close(s.overflow) // once: the sink is closed now
 	}
 	s.signal()
+	return ok
 }
 
 // Close stops accepting frames; those queued are still written.

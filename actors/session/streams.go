@@ -1,0 +1,309 @@
+package session
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// A stream is one ordered flow of frames to the client: the stream of one
+// client request (its progress, logs, server-to-client requests and finally
+// its response), or the session's standalone stream (everything else). The
+// transport's Sink carries a stream while a connection is open; on a
+// resumable session (Streamable HTTP) the frames of a stream in SSE mode
+// carry event IDs "<stream>-<seq>" and are kept in the session's event log,
+// so a client that lost the connection can resume with Last-Event-ID.
+//
+// Routing: a response goes on its request's stream, always. Anything else
+// a handler sends goes on its request's stream while that stream has a
+// connection; otherwise on the standalone stream — unless the request's
+// stream is resumable and still running, in which case it is logged there
+// for the client to resume. Nothing is ever sent on two streams.
+type stream struct {
+	id         string
+	sink       messages.Sink // nil while no connection carries the stream
+	sse        bool          // frames carry event IDs
+	seq        uint64        // last event sequence number
+	done       bool          // the response has been sent or logged
+	standalone bool
+}
+
+// eventID names event seq of stream id.
+func eventID(id string, seq uint64) string { return id + "-" + strconv.FormatUint(seq, 10) }
+
+// parseEventID splits an event ID into its stream and sequence number.
+func parseEventID(ev string) (string, uint64, bool) {
+	i := strings.LastIndexByte(ev, '-')
+	if i <= 0 {
+		return "", 0, false
+	}
+	seq, err := strconv.ParseUint(ev[i+1:], 10, 64)
+	return ev[:i], seq, err == nil
+}
+
+// event is one logged frame.
+type event struct {
+	stream    *stream
+	seq       uint64
+	data      []byte
+	end       bool
+	delivered bool // handed to a live sink
+}
+
+// streamSet is the session's streams and event log. It lives in the actor.
+type streamSet struct {
+	resumable bool // log SSE frames for Last-Event-ID (Streamable HTTP)
+	prime     bool // start SSE streams with an empty priming event (2025-11-25)
+
+	nextID     uint64
+	byID       map[string]*stream // streams that can still be resumed
+	standalone *stream
+
+	log      []event // in the order sent; bounded by the limits below
+	logBytes int
+
+	maxEvents, maxBytes, standaloneRetain int
+}
+
+func newStreamSet(resumable bool, lim Limits) streamSet {
+	ss := streamSet{
+		resumable:        resumable,
+		byID:             map[string]*stream{},
+		maxEvents:        lim.MaxEvents,
+		maxBytes:         lim.MaxEventBytes,
+		standaloneRetain: 32,
+	}
+	ss.standalone = &stream{id: "0", standalone: true, sse: resumable}
+	if resumable {
+		ss.byID[ss.standalone.id] = ss.standalone
+	}
+	return ss
+}
+
+// open makes a stream for a client request carried by sink. A nil sink
+// means the request has no stream of its own (stdio): nil is returned and
+// its frames go on the standalone stream.
+func (ss *streamSet) open(sink messages.Sink) *stream {
+	if sink == nil {
+		return nil
+	}
+	ss.nextID++
+	return &stream{id: strconv.FormatUint(ss.nextID, 10), sink: sink}
+}
+
+// live reports whether st has a connection.
+func live(st *stream) bool { return st != nil && st.sink != nil }
+
+// send puts data on st: as a plain frame while the stream is not in SSE
+// mode, or as a logged event with an ID. end marks the request's response.
+func (ss *streamSet) send(st *stream, data []byte, end bool) {
+	if st == nil {
+		st = ss.standalone
+	}
+	if st.standalone {
+		end = false // a standalone stream never ends (stdio responses go there)
+	}
+	if !st.sse && ss.resumable && !end {
+		ss.startSSE(st)
+	}
+	if !st.sse {
+		if end {
+			st.done = true
+		}
+		if live(st) {
+			ss.deliver(st, messages.Frame{Data: data, End: end})
+		} else if st.standalone {
+			ss.append(st, data, false) // non-resumable backlog
+			ss.trim()
+		}
+		return
+	}
+	st.seq++
+	ev := ss.append(st, data, end)
+	if end {
+		st.done = true
+	}
+	if live(st) && ss.deliver(st, messages.Frame{EventID: eventID(st.id, st.seq), Data: data, End: end}) {
+		ev.delivered = true
+		if end { // answered on a live connection: nothing left to resume
+			ss.forget(st)
+		}
+	}
+	ss.trim()
+}
+
+// startSSE switches st to SSE mode, with a priming event first when the
+// session's version asks for it.
+func (ss *streamSet) startSSE(st *stream) {
+	st.sse = true
+	ss.byID[st.id] = st
+	if ss.prime && live(st) {
+		ss.deliver(st, messages.Frame{EventID: eventID(st.id, 0)})
+	}
+}
+
+// deliver hands f to st's sink; a sink that refuses it is dropped.
+func (ss *streamSet) deliver(st *stream, f messages.Frame) bool {
+	if st.sink.Deliver(f) {
+		return true
+	}
+	st.sink = nil
+	return false
+}
+
+// append logs a frame of st and returns the entry.
+func (ss *streamSet) append(st *stream, data []byte, end bool) *event {
+	ss.log = append(ss.log, event{stream: st, seq: st.seq, data: data, end: end})
+	ss.logBytes += len(data)
+	return &ss.log[len(ss.log)-1]
+}
+
+// trim evicts the oldest events beyond the limits, and delivered standalone
+// events beyond the few kept for a GET that resumes.
+func (ss *streamSet) trim() {
+	drop := 0
+	for drop < len(ss.log) && (len(ss.log)-drop > ss.maxEvents || ss.logBytes > ss.maxBytes) {
+		ss.logBytes -= len(ss.log[drop].data)
+		drop++
+	}
+	if drop > 0 {
+		ss.log = append(ss.log[:0], ss.log[drop:]...)
+	}
+	kept := 0
+	for i := len(ss.log) - 1; i >= 0; i-- {
+		if e := &ss.log[i]; e.stream.standalone && e.delivered {
+			if kept++; kept > ss.standaloneRetain {
+				cut := e.seq
+				ss.removeWhere(func(x *event) bool { return x.stream.standalone && x.delivered && x.seq <= cut })
+				break
+			}
+		}
+	}
+}
+
+// forget drops a finished request stream and its events.
+func (ss *streamSet) forget(st *stream) {
+	delete(ss.byID, st.id)
+	ss.removeWhere(func(e *event) bool { return e.stream == st })
+}
+
+func (ss *streamSet) removeWhere(drop func(*event) bool) {
+	out := ss.log[:0]
+	for i := range ss.log {
+		if drop(&ss.log[i]) {
+			ss.logBytes -= len(ss.log[i].data)
+			continue
+		}
+		out = append(out, ss.log[i])
+	}
+	clear(ss.log[len(out):])
+	ss.log = out
+}
+
+// attach gives a stream a connection: the standalone stream when
+// lastEventID is empty, else the stream the event belongs to, after
+// replaying what followed that event.
+func (ss *streamSet) attach(sink messages.Sink, lastEventID string) error {
+	if lastEventID == "" {
+		st := ss.standalone
+		if live(st) {
+			return messages.ErrStreamActive
+		}
+		st.sink = sink
+		ss.replay(st, func(e *event) bool { return !e.delivered })
+		return nil
+	}
+	id, seq, ok := parseEventID(lastEventID)
+	st := ss.byID[id]
+	if !ok || st == nil || seq > st.seq {
+		return messages.ErrUnknownEvent
+	}
+	if live(st) && st.sink != sink {
+		st.sink.Close() // the client resumed elsewhere: the old connection is dead to it
+	}
+	st.sink = sink
+	ss.replay(st, func(e *event) bool { return e.seq > seq })
+	if st.done && !st.standalone {
+		ss.forget(st)
+	}
+	return nil
+}
+
+// replay delivers the logged events of st that pick selects, in order.
+func (ss *streamSet) replay(st *stream, pick func(*event) bool) {
+	for i := range ss.log {
+		e := &ss.log[i]
+		if e.stream != st || !pick(e) {
+			continue
+		}
+		f := messages.Frame{Data: e.data, End: e.end}
+		if st.sse {
+			f.EventID = eventID(st.id, e.seq)
+		}
+		if !live(st) || !ss.deliver(st, f) {
+			return
+		}
+		e.delivered = true
+	}
+	if !st.sse {
+		ss.removeWhere(func(e *event) bool { return e.stream == st && e.delivered })
+	}
+}
+
+// detach removes sink from whichever stream it carries.
+func (ss *streamSet) detach(sink messages.Sink, inflight map[messages.ID]*inflight) {
+	if ss.standalone.sink == sink {
+		ss.standalone.sink = nil
+		return
+	}
+	for _, st := range ss.byID {
+		if st.sink == sink {
+			st.sink = nil
+			return
+		}
+	}
+	for _, inf := range inflight {
+		if inf.stream != nil && inf.stream.sink == sink {
+			inf.stream.sink = nil
+			return
+		}
+	}
+}
+
+// closeStream ends the connection of a running request's stream early,
+// leaving the stream resumable (SSE polling). It does nothing on a session
+// that is not resumable.
+func (ss *streamSet) closeStream(st *stream) {
+	if st == nil || !ss.resumable || st.done {
+		return
+	}
+	if !st.sse {
+		ss.startSSE(st)
+	}
+	if live(st) {
+		st.sink.Close()
+		st.sink = nil
+	}
+}
+
+// closeAll closes every connection.
+func (ss *streamSet) closeAll(inflight map[messages.ID]*inflight) {
+	if live(ss.standalone) {
+		ss.standalone.sink.Close()
+	}
+	ss.standalone.sink = nil
+	for _, st := range ss.byID {
+		if live(st) {
+			st.sink.Close()
+			st.sink = nil
+		}
+	}
+	for _, inf := range inflight {
+		if live(inf.stream) {
+			inf.stream.sink.Close()
+			inf.stream.sink = nil
+		}
+	}
+	ss.log, ss.logBytes = nil, 0
+}
