@@ -45,6 +45,8 @@ func (s *Server) AddTool(t *messages.Tool, h ToolHandler) error {
 		return fmt.Errorf("%w: a tool needs a name and a handler", ErrInvalidItem)
 	}
 	def := *t
+	def.InputSchema = bytes.Clone(def.InputSchema) // the caller may reuse its bytes
+	def.OutputSchema = bytes.Clone(def.OutputSchema)
 	if def.InputSchema == nil {
 		def.InputSchema = emptyObjectSchema
 	}

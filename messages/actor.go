@@ -1,6 +1,9 @@
 package messages
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // This file holds the messages that transports, the server and the cluster
 // send to a session actor, and the Sink through which a session hands frames
@@ -86,8 +89,14 @@ type NotifyClient struct {
 }
 
 // CloseSession ends a session: pending server-to-client calls fail, running
-// handlers are cancelled and streams close.
-type CloseSession struct{ Reason string }
+// handlers are cancelled and streams close. With a Grace period the session
+// drains first: pending server-to-client calls fail at once (the client
+// will not answer them), new requests are refused, and the handlers already
+// running get up to Grace to finish and send their responses.
+type CloseSession struct {
+	Reason string
+	Grace  time.Duration
+}
 
 func (*HandleRequest) actorMessage()      {}
 func (*HandleNotification) actorMessage() {}

@@ -219,8 +219,10 @@ func TestCallErrorResponse(t *testing.T) {
 			assert.NotErrorIs(t, r.Err, tt.isNot)
 			assert.EqualError(t, r.Err, tt.wantMsg)
 			var wire *messages.Error
-			require.ErrorAs(t, r.Err, &wire)
-			assert.Same(t, tt.wire, wire, "the client's error object, unchanged")
+			assert.False(t, errors.As(r.Err, &wire), "a client's refusal is not the handler's own JSON-RPC error")
+			var ce *dispatcher.ClientError
+			require.ErrorAs(t, r.Err, &ce)
+			assert.Same(t, tt.wire, ce.Wire, "the client's error object, unchanged")
 			assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: 1, Completed: 1}}, a.state())
 		})
 	}

@@ -156,7 +156,7 @@ func (t *Table) HandleResponse(m *messages.Message) bool {
 	delete(t.pending, m.ID)
 	t.stats.Completed++
 	if m.Error != nil {
-		c.finish(nil, m.Error)
+		c.finish(nil, &ClientError{Wire: m.Error})
 	} else {
 		c.finish(m.Result, nil)
 	}

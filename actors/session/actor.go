@@ -44,6 +44,7 @@ type sessionActor struct {
 	table    *dispatcher.Table
 	streams  streamSet
 	lifetime *time.Timer // MaxLifetime; nil without one
+	draining *time.Timer // set while draining before a close
 
 	roots rootsState
 	data  dataStore
@@ -95,6 +96,9 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		a.table.HandleResponse(m.Msg)
 	case *requestDone:
 		a.requestDone(m)
+		if a.draining != nil && len(a.inflight) == 0 {
+			a.close(ctx, "drained")
+		}
 	case dispatcher.Message:
 		a.table.Receive(m)
 	case *sendFrame:
@@ -116,7 +120,11 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *dataOp:
 		a.data.apply(m, a.lim)
 	case *messages.CloseSession:
-		a.close(ctx, m.Reason)
+		if m.Grace > 0 && len(a.inflight) > 0 {
+			a.drain(m)
+		} else {
+			a.close(ctx, m.Reason)
+		}
 	case *actor.ReceiveTimeout:
 		if len(a.inflight) == 0 && a.table.Pending() == 0 {
 			a.close(ctx, "idle timeout")
@@ -142,6 +150,19 @@ func (a *sessionActor) started(ctx actor.Context) {
 			ref.Send(&messages.CloseSession{Reason: "maximum lifetime reached"})
 		})
 	}
+}
+
+// drain starts a graceful close: the client's pending answers are given up
+// on, and the running handlers get m.Grace to finish.
+func (a *sessionActor) drain(m *messages.CloseSession) {
+	if a.state == stateClosed || a.draining != nil {
+		return
+	}
+	a.table.Close(ErrSessionClosed)
+	ref, reason := a.ref, m.Reason
+	a.draining = time.AfterFunc(m.Grace, func() {
+		ref.Send(&messages.CloseSession{Reason: reason + " (grace period over)"})
+	})
 }
 
 // attachStream gives a stream a connection and reports the outcome.
@@ -212,6 +233,9 @@ func (a *sessionActor) close(ctx actor.Context, reason string) {
 	if a.lifetime != nil {
 		a.lifetime.Stop()
 	}
+	if a.draining != nil {
+		a.draining.Stop()
+	}
 	a.table.Close(ErrSessionClosed)
 	a.cancel()
 	a.streams.closeAll(a.inflight)
@@ -219,10 +243,10 @@ func (a *sessionActor) close(ctx actor.Context, reason string) {
 		inf.cancel()
 		delete(a.inflight, id)
 	}
-	close(a.ref.done)
 	if a.cfg.OnClose != nil {
-		a.cfg.OnClose(a.ref)
+		a.cfg.OnClose(a.ref) // before Done: whoever waits on it sees the session gone everywhere
 	}
+	close(a.ref.done)
 	if ctx != nil {
 		ctx.CancelReceiveTimeout()
 		ctx.Stop(ctx.Self())

@@ -31,3 +31,7 @@ var ErrInvalidElicitTarget = errors.New("session: elicitation target must be a n
 // ErrRemoteCancelled is returned by a server-to-client call that the client
 // cancelled with notifications/cancelled.
 var ErrRemoteCancelled = dispatcher.ErrRemoteCancelled
+
+// ClientError is the client's JSON-RPC error answer to a server-to-client
+// request; see dispatcher.ClientError.
+type ClientError = dispatcher.ClientError

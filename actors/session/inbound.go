@@ -51,6 +51,10 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 		fail(messages.Errorf(messages.CodeInvalidRequest, "invalid request: the session is not initialized; send initialize first"))
 		return
 	}
+	if a.draining != nil {
+		fail(messages.Errorf(messages.CodeInvalidRequest, "invalid request: the session is closing"))
+		return
+	}
 	switch req.Method {
 	case messages.MethodSetLevel:
 		var p messages.SetLevelParams

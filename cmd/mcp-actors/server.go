@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/messages"
+	"github.com/mcp-actors/mcp-actors/reftools"
+)
+
+// closeTimeout bounds how long a command waits for sessions to end when it
+// shuts its server down.
+const closeTimeout = 5 * time.Second
+
+// newServer returns the server every command serves: named "mcp-actors",
+// with the reference set when referenceTools is set and an empty catalog
+// otherwise.
+func newServer(log *slog.Logger, referenceTools bool) (*mcpactors.Server, error) {
+	srv := mcpactors.NewServer(messages.Implementation{Name: "mcp-actors", Version: version}, &mcpactors.Options{Logger: log})
+	if referenceTools {
+		if err := reftools.Register(srv); err != nil {
+			return nil, fmt.Errorf("registering the reference tools: %w", err)
+		}
+	}
+	return srv, nil
+}
+
+// closeServer ends srv's sessions, waiting at most closeTimeout.
+func closeServer(log *slog.Logger, srv *mcpactors.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		log.Warn("closing the server", "err", err)
+	}
+}
