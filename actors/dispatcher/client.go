@@ -53,6 +53,11 @@ func (cl *Client) Run(ctx context.Context, c *Call) (json.RawMessage, error) {
 		case p := <-c.progress: // nil channel without WithProgress
 			c.onProgress(p)
 		case <-ctx.Done():
+			select { // the table may have finished the call first
+			case r := <-c.done:
+				return c.outcome(r)
+			default:
+			}
 			cl.post(&Cancel{Call: c, Reason: ctx.Err().Error()})
 			return nil, ctx.Err()
 		case <-cl.done:

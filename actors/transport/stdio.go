@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -27,9 +28,17 @@ type StdioOptions struct {
 	// MaxQueuedBytes bounds the output not yet written (default 64 MiB). A
 	// client that stops reading its stdin past it ends the session.
 	MaxQueuedBytes int
+	// DrainTimeout is how long, after EOF on the input, requests already
+	// running may take to finish and send their responses (default 5 s).
+	// Server-to-client calls fail at EOF: nobody is left to answer them.
+	DrainTimeout time.Duration
 	// Logger receives transport diagnostics; nil discards them.
 	Logger *slog.Logger
 }
+
+// flushTimeout bounds how long ServeStdio waits, once the session has
+// ended, for queued output to reach a client that may have stopped reading.
+const flushTimeout = 5 * time.Second
 
 // ServeStdio serves the session ref over newline-delimited JSON: one
 // message per line from r, one per line to w. Nothing but MCP messages is
@@ -49,6 +58,9 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, ref *session.Ref,
 	}
 	if o.MaxQueuedBytes <= 0 {
 		o.MaxQueuedBytes = 64 << 20
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = 5 * time.Second
 	}
 	log := o.Logger
 	if log == nil {
@@ -77,32 +89,59 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, ref *session.Ref,
 		readDone = true
 		if errors.Is(err, io.EOF) {
 			err = nil
+			// Let the requests already running answer before the end.
+			ref.Send(&messages.CloseSession{Reason: "end of input", Grace: o.DrainTimeout})
 		}
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-ref.Done():
 	case <-out.overflow:
 	}
-	ref.Send(&messages.CloseSession{Reason: "stdio ended"})
-	<-ref.Done()
-	out.Close() // the session closed it too; this makes sure
+	if err != nil || !readDone {
+		ref.Send(&messages.CloseSession{Reason: "stdio ended"})
+	}
 	select {
-	case <-out.overflow:
-		// The writer may be stuck in a write the client will never read:
-		// close w to unblock it rather than wait for it.
+	case <-ref.Done():
+	case <-ctx.Done():
+		ref.Send(&messages.CloseSession{Reason: "stdio ended"})
+		<-ref.Done()
+	}
+	out.Close() // the session closed it too; this makes sure
+	if !waitWriter(&writerDone, out.overflow) {
+		// The writer is stuck in a write the client will never read: close
+		// w to unblock it rather than wait for it.
 		if c, ok := w.(io.Closer); ok {
 			_ = c.Close()
 		}
+		writerDone.Wait()
+	}
+	select {
+	case <-out.overflow:
 		if err == nil {
 			err = ErrOutputOverflow
 		}
 	default:
-		writerDone.Wait()
 	}
 	if c, ok := r.(io.Closer); ok && !readDone {
 		_ = c.Close() // unblocks the reader, which would go on consuming r
 	}
 	return err
+}
+
+// waitWriter waits for the writer to drain, and reports false if the
+// output overflowed or the client did not take it within flushTimeout.
+func waitWriter(done *sync.WaitGroup, overflow <-chan struct{}) bool {
+	finished := make(chan struct{})
+	go func() { done.Wait(); close(finished) }()
+	timer := time.NewTimer(flushTimeout)
+	defer timer.Stop()
+	select {
+	case <-finished:
+		return true
+	case <-overflow:
+	case <-timer.C:
+	}
+	return false
 }
 
 // readLines reads messages until EOF or a read error and hands them to the
@@ -173,6 +212,8 @@ func dispatch(line []byte, ref *session.Ref, out *lineSink) {
 		ref.Send(&messages.HandleNotification{Msg: m})
 	case messages.KindResponse, messages.KindError:
 		ref.Send(&messages.DeliverResponse{Msg: m})
+	default: // Decode returns only the kinds above
+		panic(fmt.Sprintf("transport: decoded a message of kind %v", m.Kind()))
 	}
 }
 
