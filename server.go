@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -30,6 +31,9 @@ type Options struct {
 	PageSize int
 	// Limits bound each session.
 	Limits session.Limits
+	// Observer is told what sessions do, for metrics (see package metrics);
+	// nil ignores it.
+	Observer session.Observer
 }
 
 // Server is a catalog of tools, prompts, resources, resource templates and
@@ -49,10 +53,11 @@ type Server struct {
 	prompts     atomic.Pointer[index[*prompt]]
 	completions atomic.Pointer[index[CompletionHandler]]
 
-	live     sync.Map // session ID → *session.Ref: every session not yet closed
-	open     sync.Map // session ID → *session.Ref: open sessions, for broadcasts
-	closed   atomic.Bool
-	shutdown sync.Once // stops the actor system once, however often Close is called
+	live      sync.Map // session ID → *session.Ref: every session not yet closed
+	liveCount atomic.Int64
+	open      sync.Map // session ID → *session.Ref: open sessions, for broadcasts
+	closed    atomic.Bool
+	shutdown  sync.Once // stops the actor system once, however often Close is called
 }
 
 // NewServer returns a server that introduces itself as info. opts may be
@@ -84,10 +89,13 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		Handler:      s,
 		Limits:       s.opts.Limits,
 		Logger:       s.log,
+		Observer:     s.opts.Observer,
 		OnOpen:       func(r *session.Ref) { s.open.Store(r.ID(), r) },
 		OnClose: func(r *session.Ref) {
 			s.open.Delete(r.ID())
-			s.live.Delete(r.ID())
+			if _, loaded := s.live.LoadAndDelete(r.ID()); loaded {
+				s.liveCount.Add(-1)
+			}
 		},
 	}
 	return s
@@ -130,12 +138,12 @@ func (s *Server) NewSessionWith(opts session.SpawnOptions) (*session.Ref, error)
 		return nil, err
 	}
 	s.live.Store(ref.ID(), ref)
+	s.liveCount.Add(1)
 	if s.closed.Load() {
 		// Close ran between the check above and Store, and may not have
 		// seen this session: end it here.
 		ref.Send(&messages.CloseSession{Reason: "server closing"})
 		<-ref.Done()
-		s.live.Delete(ref.ID())
 		return nil, ErrServerClosed
 	}
 	return ref, nil
@@ -157,25 +165,41 @@ func (s *Server) OpenSessions() int {
 	return n
 }
 
-// Close ends every session and waits until they have ended or ctx is done.
-// The server accepts no new sessions afterwards. Calling it again is safe.
+// Close ends every session at once and waits until they have ended or ctx
+// is done. The server accepts no new sessions afterwards. Calling it again
+// is safe.
 func (s *Server) Close(ctx context.Context) error {
+	return s.end(ctx, 0)
+}
+
+// Shutdown ends every session gracefully: new sessions and requests are
+// refused, server-to-client calls fail, and the requests already running
+// get until ctx's deadline (or 10 s without one) to finish and answer.
+// Sessions still running then are closed at once.
+func (s *Server) Shutdown(ctx context.Context) error {
+	grace := 10 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		grace = time.Until(d)
+	}
+	return s.end(ctx, max(grace, time.Millisecond))
+}
+
+func (s *Server) end(ctx context.Context, grace time.Duration) error {
 	s.closed.Store(true)
 	var refs []*session.Ref
 	s.live.Range(func(_, v any) bool {
 		r := v.(*session.Ref)
-		r.Send(&messages.CloseSession{Reason: "server closing"})
+		r.Send(&messages.CloseSession{Reason: "server closing", Grace: grace})
 		refs = append(refs, r)
 		return true
 	})
 	for _, r := range refs {
 		select {
-		case <-r.Done():
-			// The session closes Done before it calls OnClose: forget it
-			// here too, so that nothing lists it once Close returns.
-			s.open.Delete(r.ID())
-			s.live.Delete(r.ID())
+		case <-r.Done(): // OnClose has run: the session is listed nowhere
 		case <-ctx.Done():
+			for _, r := range refs {
+				r.Send(&messages.CloseSession{Reason: "server closing: deadline passed"})
+			}
 			return ctx.Err()
 		}
 	}
@@ -222,3 +246,6 @@ func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
 func (h minLevel) WithGroup(g string) slog.Handler {
 	return minLevel{Handler: h.Handler.WithGroup(g), min: h.min}
 }
+
+// LiveSessions returns the number of sessions not yet closed.
+func (s *Server) LiveSessions() int { return int(s.liveCount.Load()) }

@@ -69,15 +69,13 @@ func (s *refSet) addContentTools() error {
 			func(context.Context, *mcpactors.Session, *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
 				return toolError("%s", errorText), nil
 			}},
-		// TODO(http-transport): on a 2025-11-25 session over Streamable HTTP,
-		// the POST stream of this call must start with a priming event (id,
-		// retry, empty data) and be closed by the server before the result,
-		// which a GET with Last-Event-ID then replays (SEP-1699,
-		// server-sse-polling). That needs a way for a handler to ask the HTTP
-		// transport to close its request's stream early; until the transport
-		// exists the tool just returns its text.
 		{&messages.Tool{Name: "test_reconnection", Description: "Tests SSE stream disconnection and client reconnection (SEP-1699): the server closes the call's stream before the result, which the client gets after reconnecting", InputSchema: noArgs},
-			func(context.Context, *mcpactors.Session, *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+			func(_ context.Context, s *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+				// Over Streamable HTTP this ends the POST's connection after
+				// its priming event; the result waits in the session's event
+				// log for the client's GET with Last-Event-ID. Elsewhere it
+				// does nothing.
+				s.CloseStream()
 				return text(reconnectionText), nil
 			}},
 		{&messages.Tool{Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)", InputSchema: jsonSchema2020Input},

@@ -45,6 +45,7 @@ type sessionActor struct {
 	streams  streamSet
 	lifetime *time.Timer // MaxLifetime; nil without one
 	draining *time.Timer // set while draining before a close
+	pending  int         // server-to-client calls last reported to the Observer
 
 	roots rootsState
 	data  dataStore
@@ -71,6 +72,7 @@ func newSessionActor(ref *Ref, cfg *Config, resumable bool) *sessionActor {
 		inflight: make(map[messages.ID]*inflight),
 	}
 	a.streams = newStreamSet(resumable, a.lim)
+	a.streams.obs = cfg.Observer
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.table = dispatcher.NewTable(a.sendCallFrame)
 	a.table.Hold() // no server-to-client request before the session opens
@@ -79,6 +81,9 @@ func newSessionActor(ref *Ref, cfg *Config, resumable bool) *sessionActor {
 
 // Receive is the actor's mailbox loop body.
 func (a *sessionActor) Receive(ctx actor.Context) {
+	if a.cfg.Observer != nil {
+		defer a.reportPending()
+	}
 	defer func() {
 		// A panic would restart the actor with empty state; end the session
 		// cleanly instead.
@@ -136,6 +141,15 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		a.close(nil, "stopped")
 	default:
 		a.log.Error("session actor: unexpected message dropped", "session", a.ref.id, "type", fmt.Sprintf("%T", m))
+	}
+}
+
+// reportPending tells the Observer how the number of pending
+// server-to-client calls changed.
+func (a *sessionActor) reportPending() {
+	if n := a.table.Pending(); n != a.pending {
+		a.cfg.Observer.PendingCalls(n - a.pending)
+		a.pending = n
 	}
 }
 

@@ -79,8 +79,32 @@ type Config struct {
 	// Logger receives the server-side log (never sent to clients). Nil
 	// discards.
 	Logger *slog.Logger
+	// Observer is told what sessions do, for metrics; nil ignores it.
+	Observer Observer
 	// OnOpen and OnClose are called on the actor when a session opens
 	// (notifications/initialized) and when it closes. They must not block.
 	OnOpen  func(r *Ref)
 	OnClose func(r *Ref)
+}
+
+// Outcome says how a client request ended.
+type Outcome string
+
+// The outcomes of a request.
+const (
+	OutcomeOK        Outcome = "ok"        // a result
+	OutcomeError     Outcome = "error"     // a JSON-RPC error
+	OutcomeCancelled Outcome = "cancelled" // cancelled by the client: no response
+)
+
+// Observer is told what sessions do. Its methods are called from session
+// actors and handler goroutines, concurrently, and must not block.
+type Observer interface {
+	// RequestHandled reports a client request answered (or cancelled).
+	RequestHandled(method string, outcome Outcome, d time.Duration)
+	// PendingCalls reports a change in the number of server-to-client
+	// calls waiting for the client, across sessions.
+	PendingCalls(delta int)
+	// EventsReplayed reports stream events resent after Last-Event-ID.
+	EventsReplayed(n int)
 }

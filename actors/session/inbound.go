@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime/debug"
+	"time"
 
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -17,13 +18,16 @@ const maxSubscriptions = 4096
 // handleRequest answers lifecycle requests on the actor and starts a handler
 // goroutine for everything else.
 func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) {
-	reply := func(frame []byte) {
+	reply := func(frame []byte, outcome Outcome) {
 		a.streams.send(a.streams.open(sink), frame, true)
+		if obs := a.cfg.Observer; obs != nil {
+			obs.RequestHandled(req.Method, outcome, 0)
+		}
 	}
-	fail := func(e *messages.Error) { reply(messages.EncodeError(req.ID, e)) }
+	fail := func(e *messages.Error) { reply(messages.EncodeError(req.ID, e), OutcomeError) }
 	ok := func() {
 		frame, _ := messages.EncodeResult(req.ID, emptyResult)
-		reply(frame)
+		reply(frame, OutcomeOK)
 	}
 
 	if a.state == stateClosed {
@@ -41,7 +45,7 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 			fail(err)
 			return
 		}
-		reply(frame)
+		reply(frame, OutcomeOK)
 		return
 	case messages.MethodPing:
 		ok()
@@ -88,7 +92,7 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 	}
 	ctx, cancel := context.WithCancel(a.ctx)
 	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(sink)}
-	go serve(ctx, a.cfg.Handler, a.newSession(req), req, a.log)
+	go serve(ctx, a.cfg, a.newSession(req), req, a.log)
 }
 
 // subscribe handles resources/subscribe and resources/unsubscribe.
@@ -126,18 +130,30 @@ func (a *sessionActor) newSession(req *messages.Message) *Session {
 }
 
 // serve runs a handler off the mailbox and reports its response.
-func serve(ctx context.Context, h Handler, s *Session, req *messages.Message, log *slog.Logger) {
+func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, log *slog.Logger) {
 	var frame []byte
+	var start time.Time
+	if cfg.Observer != nil {
+		start = time.Now()
+	}
+	outcome := OutcomeError
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("handler panicked", "method", req.Method, "panic", p, "stack", string(debug.Stack()))
 			frame = messages.EncodeError(req.ID, messages.ErrInternal)
 		}
 		s.ref.post(&requestDone{id: req.ID, frame: frame})
+		if cfg.Observer != nil {
+			if ctx.Err() != nil && !s.ref.Closed() {
+				outcome = OutcomeCancelled
+			}
+			cfg.Observer.RequestHandled(req.Method, outcome, time.Since(start))
+		}
 	}()
-	res, err := h.Serve(ctx, s, req)
+	res, err := cfg.Handler.Serve(ctx, s, req)
 	if err == nil {
 		if frame, err = messages.EncodeResult(req.ID, res); err == nil {
+			outcome = OutcomeOK
 			return
 		}
 		log.Error("encoding a result failed", "method", req.Method, "err", err)

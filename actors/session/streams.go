@@ -64,6 +64,7 @@ type streamSet struct {
 	logBytes int
 
 	maxEvents, maxBytes, standaloneRetain int
+	obs                                   Observer // may be nil
 }
 
 func newStreamSet(resumable bool, lim Limits) streamSet {
@@ -245,6 +246,9 @@ func (ss *streamSet) replay(st *stream, pick func(*event) bool) {
 			return
 		}
 		e.delivered = true
+		if ss.obs != nil {
+			ss.obs.EventsReplayed(1)
+		}
 	}
 	if !st.sse {
 		ss.removeWhere(func(e *event) bool { return e.stream == st && e.delivered })

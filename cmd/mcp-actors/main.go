@@ -1,6 +1,7 @@
 // Command mcp-actors runs an MCP server built on mcp-actors.
 //
-//	mcp-actors stdio [--reference-tools]    one session over stdin and stdout
+//	mcp-actors serve [--listen ADDR] [--reference-tools] …   Streamable HTTP node
+//	mcp-actors stdio [--reference-tools]                     one session over stdin and stdout
 //	mcp-actors --version
 //
 // Logs go to stderr only, through log/slog (--log-level, --log-format);
@@ -25,6 +26,7 @@ type cli struct {
 	Log     logFlags         `embed:""`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 
+	Serve serveCmd `cmd:"" help:"Run a node: MCP over Streamable HTTP, with /healthz, /readyz and /metrics."`
 	Stdio stdioCmd `cmd:"" help:"Serve one MCP session over stdin and stdout."`
 }
 

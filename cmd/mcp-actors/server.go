@@ -18,8 +18,12 @@ const closeTimeout = 5 * time.Second
 // newServer returns the server every command serves: named "mcp-actors",
 // with the reference set when referenceTools is set and an empty catalog
 // otherwise.
-func newServer(log *slog.Logger, referenceTools bool) (*mcpactors.Server, error) {
-	srv := mcpactors.NewServer(messages.Implementation{Name: "mcp-actors", Version: version}, &mcpactors.Options{Logger: log})
+func newServer(log *slog.Logger, referenceTools bool, configure ...func(*mcpactors.Options)) (*mcpactors.Server, error) {
+	opts := &mcpactors.Options{Logger: log}
+	for _, c := range configure {
+		c(opts)
+	}
+	srv := mcpactors.NewServer(messages.Implementation{Name: "mcp-actors", Version: version}, opts)
 	if referenceTools {
 		if err := reftools.Register(srv); err != nil {
 			return nil, fmt.Errorf("registering the reference tools: %w", err)

@@ -1,0 +1,121 @@
+package transport
+
+import (
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/mcp-actors/mcp-actors/actors/session"
+)
+
+// SessionHost is what the HTTP transport needs from a server: spawning
+// sessions and finding them by ID. mcpactors.Server implements it.
+type SessionHost interface {
+	NewSessionWith(opts session.SpawnOptions) (*session.Ref, error)
+	Session(id string) (*session.Ref, bool)
+	LiveSessions() int
+}
+
+// Authenticator identifies the principal behind a request. An error makes
+// the request fail with 401 before anything else happens.
+type Authenticator interface {
+	Authenticate(r *http.Request) (principal string, err error)
+}
+
+// HTTPOptions configure the Streamable HTTP transport. Zero fields take the
+// defaults.
+type HTTPOptions struct {
+	// ListenAddr is the address the server listens on. With a loopback
+	// address and no AllowedHosts/AllowedOrigins, only loopback Host and
+	// Origin headers are accepted (DNS-rebinding protection).
+	ListenAddr string
+	// AllowedHosts lists the Host header values accepted (host or
+	// host:port; "*" accepts any). Empty: see ListenAddr.
+	AllowedHosts []string
+	// AllowedOrigins lists the Origin header values accepted (scheme://host
+	// [:port]; "*" accepts any). A request without Origin is always
+	// accepted. Empty: loopback origins on a loopback listener, the
+	// request's own host elsewhere.
+	AllowedOrigins []string
+	// Authenticator, when set, must accept every request; sessions are
+	// bound to the principal that created them.
+	Authenticator Authenticator
+
+	// MaxBodyBytes bounds a POST body (default 4 MiB); more gets 413.
+	MaxBodyBytes int64
+	// MaxSessions bounds live sessions (default 10,000); initialize past it
+	// gets 503 with Retry-After.
+	MaxSessions int
+	// StreamQueue bounds the frames queued for one SSE connection (default
+	// 256). A client that stops reading past it loses the connection; the
+	// frames stay in the session's event log for Last-Event-ID resumption.
+	StreamQueue int
+	// WriteTimeout bounds one write to a client (default 30 s).
+	WriteTimeout time.Duration
+	// KeepAlive is the interval of SSE comment pings on idle GET streams
+	// (default 25 s; negative disables them).
+	KeepAlive time.Duration
+	// Retry is the reconnection delay sent in priming events (default 1 s).
+	Retry time.Duration
+	// Observer receives transport events for metrics; nil ignores them.
+	Observer Observer
+	// Logger receives transport diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Observer is told about HTTP traffic, for metrics.
+type Observer interface {
+	// HTTPRequest reports one finished HTTP request.
+	HTTPRequest(method string, status int, d time.Duration)
+	// StreamEvent reports an SSE event written; replayed is true for events
+	// resent after Last-Event-ID.
+	StreamEvent(replayed bool)
+}
+
+func (o *HTTPOptions) withDefaults() HTTPOptions {
+	var c HTTPOptions
+	if o != nil {
+		c = *o
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 4 << 20
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = 10000
+	}
+	if c.StreamQueue <= 0 {
+		c.StreamQueue = 256
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 30 * time.Second
+	}
+	if c.KeepAlive == 0 {
+		c.KeepAlive = 25 * time.Second
+	}
+	if c.Retry <= 0 {
+		c.Retry = time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// isLoopbackAddr reports whether a listen address is on a loopback
+// interface (an empty host, which listens everywhere, is not).
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	return isLoopbackHost(host)
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

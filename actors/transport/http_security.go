@@ -1,0 +1,74 @@
+package transport
+
+import (
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// originPolicy decides which Host and Origin headers a server accepts, to
+// defeat DNS rebinding: a web page on evil.example whose name resolves to
+// 127.0.0.1 makes the browser send Host: evil.example and Origin:
+// http://evil.example.
+type originPolicy struct {
+	loopback bool     // listening on loopback only
+	hosts    []string // allow-list of Host values (lower case); nil: default
+	origins  []string // allow-list of Origin values (lower case); nil: default
+}
+
+func newOriginPolicy(o *HTTPOptions) originPolicy {
+	p := originPolicy{loopback: isLoopbackAddr(o.ListenAddr)}
+	for _, h := range o.AllowedHosts {
+		p.hosts = append(p.hosts, strings.ToLower(strings.TrimSpace(h)))
+	}
+	for _, h := range o.AllowedOrigins {
+		p.origins = append(p.origins, strings.TrimRight(strings.ToLower(strings.TrimSpace(h)), "/"))
+	}
+	return p
+}
+
+// hostAllowed checks the Host header.
+func (p originPolicy) hostAllowed(host string) bool {
+	host = strings.ToLower(host)
+	if p.hosts != nil {
+		if slices.Contains(p.hosts, "*") || slices.Contains(p.hosts, host) {
+			return true
+		}
+		name, _ := splitHost(host)
+		return slices.Contains(p.hosts, name)
+	}
+	if !p.loopback {
+		return true
+	}
+	name, _ := splitHost(host)
+	return isLoopbackHost(name)
+}
+
+// originAllowed checks the Origin header (absent is allowed: non-browser
+// clients send none).
+func (p originPolicy) originAllowed(origin, host string) bool {
+	if origin == "" {
+		return true
+	}
+	origin = strings.TrimRight(strings.ToLower(origin), "/")
+	if p.origins != nil {
+		return slices.Contains(p.origins, "*") || slices.Contains(p.origins, origin)
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if p.loopback {
+		return isLoopbackHost(u.Hostname())
+	}
+	return strings.EqualFold(u.Host, host) // same origin as the request
+}
+
+// splitHost splits "name:port" (or "[v6]:port"), tolerating no port.
+func splitHost(hostport string) (string, string) {
+	if h, port, err := net.SplitHostPort(hostport); err == nil {
+		return h, port
+	}
+	return strings.Trim(hostport, "[]"), ""
+}

@@ -1,0 +1,90 @@
+package transport
+
+import (
+	"context"
+	"sync"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// httpSink carries one stream's frames from the session actor to the
+// goroutine serving the HTTP response. Deliver and Close are called by the
+// actor and never block; the response goroutine takes frames in batches. A
+// sink holds at most max frames: past that the client is not keeping up,
+// the sink refuses the frame and closes, and the session keeps the frames
+// in its event log for the client to resume.
+type httpSink struct {
+	max  int
+	wake chan struct{} // capacity 1: "there is something to look at"
+
+	mu       sync.Mutex
+	queue    []messages.Frame
+	spare    []messages.Frame // the previous batch's slice, reused
+	closed   bool
+	overflow bool
+}
+
+func newHTTPSink(max int) *httpSink {
+	return &httpSink{max: max, wake: make(chan struct{}, 1)}
+}
+
+// Deliver queues f, or refuses it when the sink is closed or full.
+func (s *httpSink) Deliver(f messages.Frame) bool {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false
+	}
+	ok := len(s.queue) < s.max
+	if ok {
+		s.queue = append(s.queue, f)
+	} else {
+		s.closed, s.overflow = true, true
+	}
+	s.mu.Unlock()
+	s.signal()
+	return ok
+}
+
+// Close ends the stream; queued frames are still written.
+func (s *httpSink) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *httpSink) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the frames queued so far and whether the sink is closed.
+// The returned slice is valid until the next take.
+func (s *httpSink) take() ([]messages.Frame, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	batch := s.queue
+	s.queue = s.spare[:0]
+	clear(batch[len(batch):cap(batch)])
+	s.spare = batch
+	return batch, s.closed
+}
+
+// wait returns the next batch, waiting until there is one, the sink closes,
+// or ctx ends (then ok is false).
+func (s *httpSink) wait(ctx context.Context) (frames []messages.Frame, closed, ok bool) {
+	for {
+		frames, closed = s.take()
+		if len(frames) > 0 || closed {
+			return frames, closed, true
+		}
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+			return nil, false, false
+		}
+	}
+}
