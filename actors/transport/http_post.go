@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"time"
 
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -24,6 +25,8 @@ func (h *HTTPHandler) servePost(w http.ResponseWriter, r *http.Request, principa
 	if !ok {
 		return
 	}
+	// A client that trickles its body is cut off (slow loris).
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.opts.WriteTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError

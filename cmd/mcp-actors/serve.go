@@ -89,13 +89,7 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		mux.Handle("/debug/mem", debugMem())
 	}
-	hs := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second, // slow-loris: headers must arrive promptly
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-	}
+	hs := transport.NewHTTPServer(mux, log)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	ready.Store(true)
