@@ -164,12 +164,18 @@ func (s *Server) callTool(ctx context.Context, sess *Session, req *messages.Mess
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
+	if p.Name == "" {
+		return nil, messages.Errorf(messages.CodeInvalidParams, `invalid params: "name" is required`)
+	}
 	t, ok := s.tools.Load().get(p.Name)
 	if !ok {
 		return nil, messages.Errorf(messages.CodeInvalidParams, "invalid params: unknown tool %q", p.Name)
 	}
-	args := p.Arguments
-	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+	// Arguments that are not an object fail the input schema below and
+	// become an isError result, as any other input validation error
+	// (SEP-1303), so that the model can correct itself.
+	args := bytes.TrimSpace(p.Arguments)
+	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
 	if err := t.input.Validate(args); err != nil {

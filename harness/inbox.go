@@ -74,7 +74,7 @@ func (ib *inbox) wait(ctx context.Context, from int, match func(*Received) bool)
 				return r, nil
 			}
 		}
-		from = len(ib.msgs)
+		from = max(from, len(ib.msgs)) // from may be ahead of what arrived
 		wake, closed := ib.wake, ib.closed
 		ib.mu.Unlock()
 		if closed {

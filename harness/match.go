@@ -89,6 +89,69 @@ func matchInto(exp, act any, vars map[string]any) bool {
 	return reflect.DeepEqual(exp, act)
 }
 
+// bindLoose binds the placeholders of exp that are not bound yet to the
+// values at the same places in act, wherever act has them. Update uses it
+// for a line that did not match, so that later lines can use its names.
+func bindLoose(exp, act any, vars map[string]any) {
+	if name, ok := placeholder(exp); ok {
+		if _, bound := vars[name]; !bound && name != "ANY" {
+			vars[name] = act
+		}
+		return
+	}
+	switch e := exp.(type) {
+	case map[string]any:
+		a, _ := act.(map[string]any)
+		for k, ev := range e {
+			if av, ok := a[k]; ok {
+				bindLoose(ev, av, vars)
+			}
+		}
+	case []any:
+		a, _ := act.([]any)
+		for i := range min(len(e), len(a)) {
+			bindLoose(e[i], a[i], vars)
+		}
+	}
+}
+
+// substituteLine replaces the placeholders and "$$" escapes among the
+// string values of a client line (which must be valid JSON) in place,
+// leaving everything else as written: key order, spacing, number formats.
+// It returns the name of a placeholder that is not bound, if any.
+func substituteLine(line string, vars map[string]any) (string, string) {
+	var b strings.Builder
+	for i := 0; i < len(line); {
+		if line[i] != '"' {
+			b.WriteByte(line[i])
+			i++
+			continue
+		}
+		end := i + 1
+		for end < len(line) && line[end] != '"' {
+			if line[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		end = min(end+1, len(line)) // past the closing quote
+		tok := line[i:end]
+		i = end
+		var s string
+		isKey := strings.HasPrefix(strings.TrimLeft(line[i:], " \t\r\n"), ":")
+		if isKey || json.Unmarshal([]byte(tok), &s) != nil || !strings.HasPrefix(s, "$") {
+			b.WriteString(tok)
+			continue
+		}
+		v, missing := substitute(s, vars)
+		if missing != "" {
+			return "", missing
+		}
+		b.WriteString(compact(v))
+	}
+	return b.String(), ""
+}
+
 // substitute replaces placeholders in a client message with bound values.
 func substitute(v any, vars map[string]any) (any, string) {
 	if name, ok := placeholder(v); ok {

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,12 +19,14 @@ import (
 // server must send back ("< "). Blank lines and lines starting with "#" are
 // comments. The text before the first file describes the scenario.
 //
-// Each run of consecutive "<" lines is one group: the server must send
-// exactly those messages next, in any order (messages on different streams
-// may interleave). A "> " line is sent only after every earlier group has
-// arrived. Placeholders (see match.go) stand for volatile values: "$ANY"
-// matches anything, "$NAME" binds a value (for example the ID of a
-// server-to-client request) that later "> " lines can use.
+// Each run of consecutive "<" lines is one group (a blank or comment line
+// ends it): the server must send exactly those messages next, in any order
+// (messages on different streams may interleave). A "> " line is sent only
+// after every earlier group has arrived, byte for byte as written but for
+// its placeholders and "$$" escapes, which are replaced in place.
+// Placeholders (see match.go) stand for volatile values: "$ANY" matches
+// anything, "$NAME" binds a value (for example the ID of a server-to-client
+// request) that later "> " lines can use.
 //
 //	> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"hi"}}}
 //	< {"jsonrpc":"2.0","id":"$S","method":"sampling/createMessage","params":{…}}
@@ -31,7 +34,10 @@ import (
 //	< {"jsonrpc":"2.0","id":2,"result":{…}}
 //
 // With update set, RunScenario rewrites the "<" lines from what the server
-// actually sent, keeping placeholders where the old lines had them.
+// actually sent, keeping placeholders where the old lines had them; a group
+// that is short keeps what arrived and the scenario goes on, and groups
+// never reached keep their old lines. Write a group with as many lines as
+// the server will send (any JSON will do) and let update fill them in.
 
 // RunScenarios runs every file matching pattern (e.g. "testdata/*.txtar")
 // as a subtest, each against a fresh server from newServer.
@@ -88,18 +94,22 @@ func RunScenario(t *testing.T, file string, srv *mcpactors.Server, update bool) 
 
 func parseTranscript(text string) ([]step, error) {
 	var steps []step
+	inGroup := false // the previous line was a "< " line
 	for i, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		switch {
 		case line == "" || strings.HasPrefix(line, "#"):
+			inGroup = false
 		case strings.HasPrefix(line, "> "):
 			steps = append(steps, step{send: strings.TrimSpace(line[2:]), line: i + 1})
+			inGroup = false
 		case strings.HasPrefix(line, "< "):
-			if n := len(steps); n > 0 && steps[n-1].expect != nil {
-				steps[n-1].expect = append(steps[n-1].expect, strings.TrimSpace(line[2:]))
+			if inGroup {
+				steps[len(steps)-1].expect = append(steps[len(steps)-1].expect, strings.TrimSpace(line[2:]))
 			} else {
 				steps = append(steps, step{expect: []string{strings.TrimSpace(line[2:])}, line: i + 1})
 			}
+			inGroup = true
 		default:
 			return nil, fmt.Errorf("transcript line %d: must start with \"> \", \"< \" or \"#\"", i+1)
 		}
@@ -116,15 +126,14 @@ func play(t *testing.T, c *Client, steps []step, update bool) map[int][]string {
 	cursor := 0
 	for _, st := range steps {
 		if st.expect == nil {
-			v, err := decodeJSON([]byte(st.send))
-			if err != nil {
+			if _, err := decodeJSON([]byte(st.send)); err != nil {
 				t.Fatalf("line %d: client message is not JSON: %v", st.line, err)
 			}
-			v, missing := substitute(v, vars)
+			msg, missing := substituteLine(st.send, vars)
 			if missing != "" {
 				t.Fatalf("line %d: placeholder $%s is not bound yet", st.line, missing)
 			}
-			if err := c.SendRaw([]byte(compact(v))); err != nil {
+			if err := c.SendRaw([]byte(msg)); err != nil {
 				t.Fatalf("line %d: sending: %v", st.line, err)
 			}
 			continue
@@ -132,9 +141,13 @@ func play(t *testing.T, c *Client, steps []step, update bool) map[int][]string {
 		n := len(st.expect)
 		if _, err := c.Wait(context.Background(), cursor+n-1, func(*Received) bool { return true }); err != nil {
 			have := c.Received()[cursor:]
-			got[st.line] = rawLines(have)
+			got[st.line], _ = matchGroup(st.expect, have, vars)
 			failOrUpdate(t, update, "line %d: waiting for %d server messages, got %d (%v):\n%s", st.line, n, len(have), err, strings.Join(rawLines(have), "\n"))
-			return got
+			if !update {
+				return got
+			}
+			cursor += len(have)
+			continue
 		}
 		actual := c.Received()[cursor : cursor+n]
 		cursor += n
@@ -161,48 +174,108 @@ func failOrUpdate(t *testing.T, update bool, format string, args ...any) {
 }
 
 // matchGroup matches expected lines against actual messages in any order.
-// It returns the lines to write on update: actual messages, templated with
-// the placeholders of the expected line each matched (or stood against).
+// It returns the lines to write on update: each expected line's actual
+// message, templated with the line's placeholders, in the order of the
+// expected lines (so that updating a group that arrives in another order
+// changes nothing), then the messages no line stood for, in the order they
+// arrived. Expected lines that match nothing are paired, in order, with the
+// messages left over, which they template and whose values bind their
+// placeholders loosely, so that later lines can still use them.
 func matchGroup(expect []string, actual []*Received, vars map[string]any) ([]string, bool) {
-	used := make([]bool, len(actual))
-	out := make([]string, len(actual))
 	ok := true
+	exps := make([]any, len(expect))
+	parsed := make([]bool, len(expect))
 	for i, line := range expect {
-		exp, err := decodeJSON([]byte(line))
+		v, err := decodeJSON([]byte(line))
+		exps[i], parsed[i] = v, err == nil
 		if err != nil {
 			ok = false
-			continue
 		}
-		found := -1
-		for j, r := range actual {
-			if used[j] {
+	}
+	acts := make([]any, len(actual))
+	for j, r := range actual {
+		if v, err := decodeJSON(r.Raw); err == nil {
+			acts[j] = v
+		}
+	}
+	used := make([]bool, len(actual))
+	lines := make([]string, len(expect)) // by expected line; "" when it stood for nothing
+	if pick := make([]int, len(expect)); ok && assign(exps, acts, 0, used, pick, vars) {
+		for i, j := range pick {
+			lines[i] = compact(template(exps[i], acts[j]))
+		}
+	} else {
+		// No way to match every line: match what can be, greedily.
+		for i, exp := range exps {
+			if !parsed[i] {
 				continue
 			}
-			act, err := decodeJSON(r.Raw)
-			if err == nil && matchJSON(exp, act, vars) {
-				found = j
-				break
-			}
-		}
-		if found < 0 {
-			ok = false
-			if i < len(actual) && !used[i] {
-				if act, err := decodeJSON(actual[i].Raw); err == nil {
-					out[i] = compact(template(exp, act))
+			for j, act := range acts {
+				if !used[j] && act != nil && matchJSON(exp, act, vars) {
+					used[j] = true
+					lines[i] = compact(template(exp, act))
+					break
 				}
 			}
+		}
+	}
+	j := 0
+	for i, exp := range exps {
+		if lines[i] != "" {
 			continue
 		}
-		used[found] = true
-		act, _ := decodeJSON(actual[found].Raw)
-		out[found] = compact(template(exp, act))
+		ok = false
+		for j < len(acts) && (used[j] || acts[j] == nil) {
+			j++
+		}
+		if j == len(acts) {
+			break
+		}
+		used[j] = true
+		if parsed[i] {
+			bindLoose(exp, acts[j], vars)
+		}
+		lines[i] = compact(template(exp, acts[j]))
+	}
+	var out []string
+	for _, l := range lines {
+		if l != "" {
+			out = append(out, l)
+		}
 	}
 	for j, r := range actual {
-		if out[j] == "" {
-			out[j] = string(r.Raw)
+		if !used[j] {
+			out = append(out, string(r.Raw))
 		}
 	}
 	return out, ok
+}
+
+// assign finds distinct messages for the expected lines from i on, each
+// matching its line with one consistent set of bindings, by backtracking
+// (groups are small), so that a line like {"p":"$ANY"} cannot take the one
+// message a later, stricter line needs. It records the choice in pick and
+// used, and commits the bindings to vars, only when it succeeds.
+func assign(exps, acts []any, i int, used []bool, pick []int, vars map[string]any) bool {
+	if i == len(exps) {
+		return true
+	}
+	for j, act := range acts {
+		if used[j] || act == nil {
+			continue
+		}
+		trial := maps.Clone(vars)
+		if !matchInto(exps[i], act, trial) {
+			continue
+		}
+		used[j], pick[i] = true, j
+		if assign(exps, acts, i+1, used, pick, trial) {
+			maps.Copy(vars, trial)
+			return true
+		}
+		used[j] = false
+	}
+	return false
 }
 
 func rawLines(rs []*Received) []string {
@@ -214,19 +287,25 @@ func rawLines(rs []*Received) []string {
 }
 
 // rewrite replaces each expect group in text with the lines got holds for
-// it (by the group's first line number), and appends unexpected extras.
+// it (by the group's first line number), keeps the groups got has nothing
+// for (never played), and appends unexpected extras.
 func rewrite(text string, got map[int][]string) string {
 	lines := strings.Split(text, "\n")
 	var out []string
-	inGroup := false
+	inGroup, keep := false, false
 	for i, line := range lines {
 		trimmed := strings.TrimSpace(line)
 		if strings.HasPrefix(trimmed, "< ") {
 			if !inGroup {
 				inGroup = true
-				for _, g := range got[i+1] {
-					out = append(out, "< "+g)
+				g, played := got[i+1]
+				keep = !played
+				for _, l := range g {
+					out = append(out, "< "+l)
 				}
+			}
+			if keep {
+				out = append(out, line)
 			}
 			continue
 		}
