@@ -46,6 +46,7 @@ type sessionActor struct {
 	lifetime *time.Timer // MaxLifetime; nil without one
 	draining *time.Timer // set while draining before a close
 	pending  int         // server-to-client calls last reported to the Observer
+	selfSend func(any)   // posts to this actor from timers; set when started
 
 	roots rootsState
 	data  dataStore
@@ -133,6 +134,8 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *actor.ReceiveTimeout:
 		if len(a.inflight) == 0 && a.table.Pending() == 0 {
 			a.close(ctx, "idle timeout")
+		} else {
+			ctx.SetReceiveTimeout(a.lim.IdleTimeout) // it fires once: re-arm
 		}
 	case *actor.Started:
 		a.started(ctx)
@@ -158,10 +161,14 @@ func (a *sessionActor) started(ctx actor.Context) {
 	if a.lim.IdleTimeout > 0 {
 		ctx.SetReceiveTimeout(a.lim.IdleTimeout)
 	}
+	// Timers post to ctx.Self() through the system's root: Ref's PID is set
+	// by Spawn after the actor has started, so it is not the actor's to read.
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	a.selfSend = func(m any) { root.Send(self, m) }
 	if a.lim.MaxLifetime > 0 {
-		ref := a.ref
+		send := a.selfSend
 		a.lifetime = time.AfterFunc(a.lim.MaxLifetime, func() {
-			ref.Send(&messages.CloseSession{Reason: "maximum lifetime reached"})
+			send(&messages.CloseSession{Reason: "maximum lifetime reached"})
 		})
 	}
 }
@@ -173,9 +180,9 @@ func (a *sessionActor) drain(m *messages.CloseSession) {
 		return
 	}
 	a.table.Close(ErrSessionClosed)
-	ref, reason := a.ref, m.Reason
+	send, reason := a.selfSend, m.Reason
 	a.draining = time.AfterFunc(m.Grace, func() {
-		ref.Send(&messages.CloseSession{Reason: reason + " (grace period over)"})
+		send(&messages.CloseSession{Reason: reason + " (grace period over)"})
 	})
 }
 

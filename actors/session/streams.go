@@ -213,6 +213,10 @@ func (ss *streamSet) attach(sink messages.Sink, lastEventID string) error {
 		}
 		st.sink = sink
 		ss.replay(st, func(e *event) bool { return !e.delivered })
+		if ss.prime && live(st) {
+			// Give the client an ID to resume from even if nothing comes.
+			ss.deliver(st, messages.Frame{EventID: eventID(st.id, st.seq)})
+		}
 		return nil
 	}
 	id, seq, ok := parseEventID(lastEventID)
@@ -277,12 +281,17 @@ func (ss *streamSet) detach(sink messages.Sink, inflight map[messages.ID]*inflig
 
 // closeStream ends the connection of a running request's stream early,
 // leaving the stream resumable (SSE polling). It does nothing on a session
-// that is not resumable.
+// that is not resumable, nor on a stream that has given its client no event
+// ID yet when the session's version has no priming event (before
+// 2025-11-25): that client would have nothing to resume from.
 func (ss *streamSet) closeStream(st *stream) {
 	if st == nil || !ss.resumable || st.done {
 		return
 	}
 	if !st.sse {
+		if !ss.prime {
+			return
+		}
 		ss.startSSE(st)
 	}
 	if live(st) {

@@ -68,7 +68,11 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a := h.opts.Authenticator; a != nil {
 		p, err := a.Authenticate(r)
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			challenge := "Bearer"
+			if r.Header.Get("Authorization") != "" {
+				challenge = `Bearer error="invalid_token"` // RFC 6750 §3.1: no error code without credentials
+			}
+			w.Header().Set("WWW-Authenticate", challenge)
 			httpError(w, http.StatusUnauthorized, "unauthorized: "+publicAuthError(err))
 			return
 		}

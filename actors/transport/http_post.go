@@ -115,8 +115,16 @@ func (h *HTTPHandler) respond(w http.ResponseWriter, r *http.Request, ref *sessi
 		ref.Send(&messages.DetachStream{Sink: sink})
 		return
 	}
-	if len(frames) == 0 { // closed before anything was sent: the session ended
-		httpError(w, http.StatusNotFound, "session not found")
+	if len(frames) == 0 { // closed before anything was sent
+		if ref.Closed() {
+			httpError(w, http.StatusNotFound, "session not found")
+			return
+		}
+		// The client cancelled the request, so there is no response to
+		// send; 404 would tell it that its session is gone. (A session
+		// closing at this very moment may land here too; an event stream
+		// that ends is a fine answer for that as well.)
+		_ = newSSEWriter(w, &h.opts).start(w.Header())
 		return
 	}
 	if f := frames[0]; f.End && f.EventID == "" && !prefersSSE(r) {

@@ -1,0 +1,6 @@
+//go:build !race
+
+package transport_test
+
+// httpRaceEnabled reports whether the race detector is on.
+const httpRaceEnabled = false
