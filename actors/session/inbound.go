@@ -180,11 +180,7 @@ func (a *sessionActor) requestDone(m *requestDone) {
 	inf.cancel()
 	if inf.cancelled {
 		if st := inf.stream; st != nil {
-			if live(st) {
-				st.sink.Close()
-				st.sink = nil
-			}
-			a.streams.forget(st)
+			a.streams.park(st)
 		}
 		return
 	}

@@ -63,6 +63,10 @@ type streamSet struct {
 	log      []event // in the order sent; bounded by the limits below
 	logBytes int
 
+	// parked holds the connections of requests the client cancelled after
+	// their stream became resumable, oldest first (see park).
+	parked []*stream
+
 	maxEvents, maxBytes, standaloneRetain int
 	obs                                   Observer // may be nil
 }
@@ -277,6 +281,41 @@ func (ss *streamSet) detach(sink messages.Sink, inflight map[messages.ID]*inflig
 			return
 		}
 	}
+	for i, st := range ss.parked {
+		if st.sink == sink {
+			ss.parked = append(ss.parked[:i], ss.parked[i+1:]...)
+			return
+		}
+	}
+}
+
+// maxParked bounds the parked connections of one session.
+const maxParked = 64
+
+// park retires the stream of a request the client cancelled: no response
+// will come, and the stream can no longer be resumed. A connection that has
+// not carried an event ID is closed. One that has stays open, silent: a
+// client that saw an event ID and then a closed stream without a response
+// reconnects to resume it (and would fail, again and again), while a
+// client that cancelled stops reading and lets it go. It closes when the
+// client disconnects, when the session ends, or when more than maxParked
+// are open.
+func (ss *streamSet) park(st *stream) {
+	ss.forget(st)
+	if !live(st) {
+		return
+	}
+	if !st.sse {
+		st.sink.Close()
+		st.sink = nil
+		return
+	}
+	if len(ss.parked) >= maxParked {
+		ss.parked[0].sink.Close()
+		ss.parked[0].sink = nil
+		ss.parked = ss.parked[1:]
+	}
+	ss.parked = append(ss.parked, st)
 }
 
 // closeStream ends the connection of a running request's stream early,
@@ -318,5 +357,10 @@ func (ss *streamSet) closeAll(inflight map[messages.ID]*inflight) {
 			inf.stream.sink = nil
 		}
 	}
+	for _, st := range ss.parked {
+		st.sink.Close()
+		st.sink = nil
+	}
+	ss.parked = nil
 	ss.log, ss.logBytes = nil, 0
 }

@@ -213,9 +213,13 @@ func TestHTTPCancelledRequest(t *testing.T) {
 		m, _ := s.nextMessage()
 		require.Equal(t, messages.MethodProgress, m.Method)
 		cancel(id)
+		assert.Nil(t, c.call(messages.MethodPing, nil).Error, "the session goes on")
+		// The cancelled call's connection stays open and silent (a client
+		// that saw an event ID would otherwise reconnect to resume a stream
+		// that has nothing more to say), until the session ends.
+		assert.Equal(t, http.StatusNoContent, c.do(http.MethodDelete, nil, nil).status)
 		for _, m := range messagesOf(t, s.rest()) {
 			assert.NotEqual(t, id, m.ID, "no response for a cancelled request")
 		}
-		assert.Nil(t, c.call(messages.MethodPing, nil).Error, "the session goes on")
 	})
 }

@@ -17,7 +17,7 @@ import (
 
 const watchedURI = "test://watched-resource"
 
-func testResources(t *testing.T) {
+func testResources(t *testing.T, start starter) {
 	updated := make(chan string, 64)
 	p := start(t, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
@@ -92,7 +92,7 @@ func readOne(t *testing.T, p *peer, uri string) *mcp.ResourceContents {
 	return res.Contents[0]
 }
 
-func testListChanged(t *testing.T) {
+func testListChanged(t *testing.T, start starter) {
 	changed := make(chan struct{}, 64)
 	p := start(t, &mcp.ClientOptions{
 		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
@@ -137,7 +137,7 @@ func toolNames(t *testing.T, p *peer) []string {
 	return names
 }
 
-func testPrompts(t *testing.T) {
+func testPrompts(t *testing.T, start starter) {
 	p := start(t, nil)
 	ctx, cancel := p.wait()
 	defer cancel()

@@ -3,6 +3,7 @@ package interop_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -28,40 +29,46 @@ const (
 	exitTimeout = 5 * time.Second
 )
 
-// peer is one mcp-actors subprocess and the SDK client session talking to
-// it.
+// starter starts a server, connects an SDK client with opts (nil for none)
+// and roots to it, pinned to protocolVersion, and returns the peer. The
+// session is closed, and the server checked, at the end of t. startStdio and
+// startHTTP are the two; the reference cases run with both.
+type starter func(t *testing.T, opts *mcp.ClientOptions, roots ...*mcp.Root) *peer
+
+// peer is one SDK client session and the mcp-actors server it talks to.
 type peer struct {
 	t      *testing.T
 	ctx    context.Context // ends after testTimeout
-	cmd    *exec.Cmd
 	client *mcp.Client
 	cs     *mcp.ClientSession
 	wire   *wire
-	stderr *syncBuffer
+	// end closes cs (nil when connecting failed) and checks how the
+	// transport ended the session; set by the starter.
+	end func(cs *mcp.ClientSession)
+	// logs are reported, after the wire transcript, when the test fails;
+	// the starter adds them.
+	logs   []namedLog
 	closed bool
 }
 
-// start runs `mcp-actors stdio --reference-tools` and connects an SDK
-// client with opts (nil for none) and roots, pinned to protocolVersion.
-// The session is closed, and the exit status checked, at the end of t.
-func start(t *testing.T, opts *mcp.ClientOptions, roots ...*mcp.Root) *peer {
+// namedLog is a transcript reported by name when a test fails.
+type namedLog struct {
+	name string
+	log  fmt.Stringer
+}
+
+// newPeer returns a peer whose client has opts and roots. Its session is
+// closed through p.end, and the transcripts reported on failure, at the end
+// of t.
+func newPeer(t *testing.T, opts *mcp.ClientOptions, roots []*mcp.Root) *peer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	t.Cleanup(cancel)
-
 	p := &peer{
 		t:      t,
 		ctx:    ctx,
-		cmd:    exec.Command(serverBinary(t), "stdio", "--reference-tools"),
 		client: mcp.NewClient(&mcp.Implementation{Name: "mcp-actors-interop", Version: "0.0.1"}, opts),
 		wire:   newWire(),
-		stderr: &syncBuffer{},
-	}
-	p.cmd.Stderr = p.stderr
-	if raceEnabled {
-		// The race runtime waits a second at exit by default; a race it
-		// found still makes the exit status 66.
-		p.cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	}
 	p.client.AddRoots(roots...)
 	t.Cleanup(func() {
@@ -70,20 +77,69 @@ func start(t *testing.T, opts *mcp.ClientOptions, roots ...*mcp.Root) *peer {
 		}
 		if t.Failed() {
 			t.Logf("wire transcript:\n%s", p.wire)
-			t.Logf("server stderr:\n%s", p.stderr)
+			for _, l := range p.logs {
+				t.Logf("%s:\n%s", l.name, l.log)
+			}
 		}
 	})
-
-	transport := &recordingTransport{
-		inner: &mcp.CommandTransport{Command: p.cmd, TerminateDuration: exitTimeout},
-		wire:  p.wire,
-	}
-	cctx, ccancel := p.wait()
-	defer ccancel()
-	cs, err := p.client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
-	require.NoError(t, err, "connecting")
-	p.cs = cs
 	return p
+}
+
+// connect connects the client through transport, which records p.wire,
+// pinned to protocolVersion.
+func (p *peer) connect(transport mcp.Transport) {
+	p.t.Helper()
+	ctx, cancel := p.wait()
+	defer cancel()
+	cs, err := p.client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	require.NoError(p.t, err, "connecting")
+	p.cs = cs
+}
+
+// startStdio runs `mcp-actors stdio --reference-tools` as the peer's
+// server. Closing the session closes the server's stdin; the server must
+// then exit on its own with status 0.
+func startStdio(t *testing.T, opts *mcp.ClientOptions, roots ...*mcp.Root) *peer {
+	t.Helper()
+	cmd := exec.Command(serverBinary(t), "stdio", "--reference-tools")
+	cmd.Env = serverEnv()
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+
+	p := newPeer(t, opts, roots)
+	p.logs = append(p.logs, namedLog{"server stderr", stderr})
+	p.end = func(cs *mcp.ClientSession) {
+		if cs == nil {
+			if cmd.Process != nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+			}
+			return
+		}
+		start := time.Now()
+		err := cs.Close()
+		elapsed := time.Since(start)
+		assert.NoError(t, err, "closing the session")
+		if assert.NotNil(t, cmd.ProcessState, "the server process was not waited for") {
+			assert.Equal(t, 0, cmd.ProcessState.ExitCode(), "server exit status (%s)", cmd.ProcessState)
+		}
+		assert.Less(t, elapsed, exitTimeout, "the server did not exit at EOF on stdin; the SDK had to signal it")
+	}
+	p.connect(&recordingTransport{
+		inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: exitTimeout},
+		wire:  p.wire,
+	})
+	return p
+}
+
+// serverEnv is the environment of a server process. Under -race, the race
+// runtime's wait at exit is turned off; a race it found still makes the
+// exit status 66.
+func serverEnv() []string {
+	if !raceEnabled {
+		return nil
+	}
+	return append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 }
 
 // wait returns a context for one wait: waitTimeout, within the test's.
@@ -91,26 +147,11 @@ func (p *peer) wait() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(p.ctx, waitTimeout)
 }
 
-// close closes the session (the SDK closes the server's stdin and waits for
-// it) and checks that the server exited on its own with status 0.
+// close ends the session through the transport's end.
 func (p *peer) close() {
 	p.t.Helper()
 	p.closed = true
-	if p.cs == nil {
-		if p.cmd.Process != nil {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
-		}
-		return
-	}
-	start := time.Now()
-	err := p.cs.Close()
-	elapsed := time.Since(start)
-	assert.NoError(p.t, err, "closing the session")
-	if assert.NotNil(p.t, p.cmd.ProcessState, "the server process was not waited for") {
-		assert.Equal(p.t, 0, p.cmd.ProcessState.ExitCode(), "server exit status (%s)", p.cmd.ProcessState)
-	}
-	assert.Less(p.t, elapsed, exitTimeout, "the server did not exit at EOF on stdin; the SDK had to signal it")
+	p.end(p.cs)
 }
 
 // callTool calls a tool, bounded by waitTimeout, and requires a result.

@@ -44,7 +44,7 @@ func progressDuring(t *testing.T, p *peer, tool string) []progressNote {
 	return notes
 }
 
-func testProgress(t *testing.T) {
+func testProgress(t *testing.T, start starter) {
 	opts, progress := progressClient(t)
 	p := start(t, opts)
 
@@ -93,7 +93,7 @@ func testProgress(t *testing.T) {
 	assert.Empty(t, progress)
 }
 
-func testLogging(t *testing.T) {
+func testLogging(t *testing.T, start starter) {
 	logs := make(chan *mcp.LoggingMessageParams, 64)
 	p := start(t, &mcp.ClientOptions{
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
@@ -136,7 +136,7 @@ func testLogging(t *testing.T) {
 	assert.Equal(t, 3, p.wire.count("notifications/message"))
 }
 
-func testCancellation(t *testing.T) {
+func testCancellation(t *testing.T, start starter) {
 	opts, progress := progressClient(t)
 	p := start(t, opts)
 

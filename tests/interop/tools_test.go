@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"image/png"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,7 +36,7 @@ var referenceTools = []string{
 	"test_toggle_tool",
 }
 
-func testInitialize(t *testing.T) {
+func testInitialize(t *testing.T, start starter) {
 	p := start(t, nil)
 
 	init := p.cs.InitializeResult()
@@ -76,7 +77,7 @@ func testInitialize(t *testing.T) {
 	assertEmptyResult(t, p, "ping")
 }
 
-func testToolsList(t *testing.T) {
+func testToolsList(t *testing.T, start starter) {
 	p := start(t, nil)
 	ctx, cancel := p.wait()
 	defer cancel()
@@ -103,6 +104,29 @@ func testToolsList(t *testing.T) {
 	}
 	assert.NotContains(t, names, "test_dynamic", "test_dynamic exists only after test_toggle_tool")
 
+	// json_schema_2020_12_tool's inputSchema reaches the client as declared,
+	// byte for byte apart from key order.
+	var listed struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	reply := p.wire.lastReply("tools/list")
+	require.NotNil(t, reply, "no response to tools/list on the wire")
+	require.NoError(t, json.Unmarshal(reply.Result, &listed))
+	found := false
+	for _, tool := range listed.Tools {
+		if tool.Name == "json_schema_2020_12_tool" {
+			found = true
+			assert.JSONEq(t, `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",`+
+				`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},`+
+				`"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},`+
+				`"additionalProperties":false}`, string(tool.InputSchema), "inputSchema of json_schema_2020_12_tool")
+		}
+	}
+	assert.True(t, found, "json_schema_2020_12_tool on the wire")
+
 	again, err := p.cs.ListTools(ctx, nil)
 	require.NoError(t, err)
 	var againNames []string
@@ -112,7 +136,7 @@ func testToolsList(t *testing.T) {
 	assert.Equal(t, names, againNames, "tools/list order must not change between calls")
 }
 
-func testToolContent(t *testing.T) {
+func testToolContent(t *testing.T, start starter) {
 	p := start(t, nil)
 
 	res := p.call("test_simple_text", nil)
@@ -158,6 +182,20 @@ func testToolContent(t *testing.T) {
 	res = p.call("test_error_handling", nil)
 	assert.True(t, res.IsError)
 	assert.Equal(t, "This tool intentionally returns an error for testing", textOf(t, res))
+
+	res = p.call("json_schema_2020_12_tool", map[string]any{"name": "Ada", "address": map[string]any{"street": "1 Loop", "city": "Localhost"}})
+	assert.False(t, res.IsError)
+	text := textOf(t, res)
+	const prefix = "JSON Schema 2020-12 tool called with: "
+	if assert.True(t, strings.HasPrefix(text, prefix), "text %q", text) {
+		assert.JSONEq(t, `{"name":"Ada","address":{"street":"1 Loop","city":"Localhost"}}`, strings.TrimPrefix(text, prefix))
+	}
+
+	// On stdio there is no stream to close; over HTTP the SDK gets the
+	// result by reconnecting (TestHTTPReconnection looks at the wire).
+	res = p.call("test_reconnection", nil)
+	assert.False(t, res.IsError)
+	assert.Equal(t, "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.", textOf(t, res))
 
 	const echo = "héllo \"wörld\"\n\t<&> 🦀 \\u0000"
 	res = p.call("test_echo", map[string]any{"text": echo})

@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// wireMsg is one JSON-RPC message as it crossed the pipe.
+// wireMsg is one JSON-RPC message as it crossed the wire.
 type wireMsg struct {
 	at   time.Time
 	sent bool // client to server
@@ -218,7 +218,8 @@ func (w *wire) lastReply(method string) *jsonrpc.Response {
 }
 
 // recordingTransport records every message its connection reads or
-// writes.
+// writes. It serves stdio; over HTTP the wire is recorded by the
+// http.Client instead (see recordingRoundTripper).
 type recordingTransport struct {
 	inner mcp.Transport
 	wire  *wire

@@ -1,0 +1,123 @@
+package interop_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	// tsTimeout bounds one run of the TypeScript client.
+	tsTimeout = 2 * time.Minute
+	// repoRoot is the module root, relative to this package's directory
+	// (where go test runs it).
+	repoRoot = "../.."
+)
+
+// tsChecks are the checks ts/client.mjs reports, in order.
+var tsChecks = []string{
+	"connect", "tools_list", "echo", "sampling", "elicitation_accept", "roots",
+	"progress", "logging", "list_changed", "resources_read", "resources_subscribe",
+	"prompts_get", "abort", "reconnection", "close",
+}
+
+// tsCheck is one line of ts/client.mjs's output.
+type tsCheck struct {
+	Check  string          `json:"check"`
+	OK     *bool           `json:"ok"`
+	Detail json.RawMessage `json:"detail"`
+}
+
+// TestTypeScriptClient runs ts/client.mjs, the official TypeScript SDK
+// client, with the Node pinned in conformance/, against a fresh `mcp-actors
+// serve`; one subtest per check it reports. Without conformance/
+// node_modules it skips, unless CI is set.
+func TestTypeScriptClient(t *testing.T) {
+	root, err := filepath.Abs(repoRoot)
+	require.NoError(t, err)
+	node := filepath.Join(root, "conformance", "node_modules", ".bin", "node")
+	sdk := filepath.Join(root, "conformance", "node_modules", "@modelcontextprotocol", "sdk", "package.json")
+	for _, path := range []string{node, sdk} {
+		if _, err := os.Stat(path); err != nil {
+			msg := "the TypeScript SDK client needs conformance/node_modules (" + err.Error() + "); install it with: cd conformance && npm ci"
+			if os.Getenv("CI") != "" {
+				t.Fatal(msg + " (CI is set, so this fails instead of skipping)")
+			}
+			t.Skip(msg)
+		}
+	}
+
+	srv := startServer(t)
+	ctx, cancel := context.WithTimeout(t.Context(), tsTimeout)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, node, filepath.Join(root, "tests", "interop", "ts", "client.mjs"), srv.url)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	runErr := cmd.Run()
+	defer func() {
+		if t.Failed() {
+			t.Logf("client stderr (transcript):\n%s", stderr.String())
+		}
+	}()
+
+	var checks []tsCheck
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		var c tsCheck
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil || c.Check == "" || c.OK == nil {
+			assert.Fail(t, "not a check line", "%q", sc.Text())
+			continue
+		}
+		checks = append(checks, c)
+	}
+	require.NoError(t, sc.Err())
+
+	reported := map[string]bool{}
+	var sessionID string
+	for _, c := range checks {
+		reported[c.Check] = true
+		t.Run(c.Check, func(t *testing.T) {
+			if !*c.OK {
+				t.Errorf("failed: %s", c.Detail)
+				return
+			}
+			if string(c.Detail) != "null" {
+				t.Logf("%s", c.Detail)
+			}
+		})
+		if c.Check == "connect" && *c.OK {
+			var d struct {
+				SessionID string `json:"sessionId"`
+			}
+			assert.NoError(t, json.Unmarshal(c.Detail, &d), "connect detail")
+			sessionID = d.SessionID
+		}
+	}
+	for _, name := range tsChecks {
+		assert.True(t, reported[name], "the client reported no check %q", name)
+	}
+	var exitErr *exec.ExitError
+	switch {
+	case runErr == nil:
+	case errors.As(runErr, &exitErr):
+		assert.Fail(t, "the client failed", "%v (ctx: %v)", runErr, ctx.Err())
+	default:
+		require.NoError(t, runErr, "running the client")
+	}
+
+	// The client ended its session with DELETE; the server serves on.
+	if assert.NotEmpty(t, sessionID, "the client reported no session ID") {
+		srv.assertServing(t, sessionID)
+	}
+}
