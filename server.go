@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/mcp-actors/mcp-actors/actors/session"
+	"github.com/mcp-actors/mcp-actors/internal/workpool"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -57,7 +58,8 @@ type Server struct {
 	liveCount atomic.Int64
 	open      sync.Map // session ID → *session.Ref: open sessions, for broadcasts
 	closed    atomic.Bool
-	shutdown  sync.Once // stops the actor system once, however often Close is called
+	shutdown  sync.Once      // stops the actor system once, however often Close is called
+	pool      *workpool.Pool // runs mailboxes and handlers on warm goroutines
 }
 
 // NewServer returns a server that introduces itself as info. opts may be
@@ -79,6 +81,7 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 	s.templates.Store(newIndex[*resourceTemplate]())
 	s.prompts.Store(newIndex[*prompt]())
 	s.completions.Store(newIndex[CompletionHandler]())
+	s.pool = workpool.New(64)
 	s.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(minLevel{Handler: s.log.Handler(), min: slog.LevelWarn})
 	}))
@@ -90,6 +93,8 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		Limits:       s.opts.Limits,
 		Logger:       s.log,
 		Observer:     s.opts.Observer,
+		Go:           s.pool.Go,
+		Dispatcher:   workpool.NewDispatcher(s.pool, 300),
 		OnOpen:       func(r *session.Ref) { s.open.Store(r.ID(), r) },
 		OnClose: func(r *session.Ref) {
 			s.open.Delete(r.ID())
@@ -203,7 +208,10 @@ func (s *Server) end(ctx context.Context, grace time.Duration) error {
 			return ctx.Err()
 		}
 	}
-	s.shutdown.Do(s.system.Shutdown)
+	s.shutdown.Do(func() {
+		s.system.Shutdown()
+		s.pool.Close()
+	})
 	return nil
 }
 

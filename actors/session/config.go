@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -81,6 +83,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Observer is told what sessions do, for metrics; nil ignores it.
 	Observer Observer
+	// Go runs handlers off the mailbox (nil: a new goroutine each).
+	Go func(func())
+	// Dispatcher processes the sessions' mailboxes (nil: protoactor's
+	// default, a new goroutine per mailbox run).
+	Dispatcher actor.Dispatcher
 	// OnOpen and OnClose are called on the actor when a session opens
 	// (notifications/initialized) and when it closes. They must not block.
 	OnOpen  func(r *Ref)

@@ -92,7 +92,13 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 	}
 	ctx, cancel := context.WithCancel(a.ctx)
 	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(sink)}
-	go serve(ctx, a.cfg, a.newSession(req), req, a.log)
+	sess, cfg, log := a.newSession(req), a.cfg, a.log
+	job := func() { serve(ctx, cfg, sess, req, log) }
+	if cfg.Go != nil {
+		cfg.Go(job)
+	} else {
+		go job()
+	}
 }
 
 // subscribe handles resources/subscribe and resources/unsubscribe.

@@ -69,7 +69,11 @@ type SpawnOptions struct {
 func Spawn(root *actor.RootContext, id string, cfg *Config, opts SpawnOptions) (*Ref, error) {
 	r := &Ref{id: id, principal: opts.Principal, root: root, done: make(chan struct{})}
 	r.client = dispatcher.NewClient(func(m dispatcher.Message) { r.post(m) }, r.done, ErrSessionClosed)
-	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(r, cfg, opts.Resumable) })
+	var popts []actor.PropsOption
+	if cfg.Dispatcher != nil {
+		popts = append(popts, actor.WithDispatcher(cfg.Dispatcher))
+	}
+	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(r, cfg, opts.Resumable) }, popts...)
 	pid, err := root.SpawnNamed(props, "mcp-session/"+id)
 	if err != nil {
 		return nil, fmt.Errorf("spawning session %q: %w", id, err)

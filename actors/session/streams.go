@@ -213,7 +213,11 @@ func (ss *streamSet) attach(sink messages.Sink, lastEventID string) error {
 	if lastEventID == "" {
 		st := ss.standalone
 		if live(st) {
-			return messages.ErrStreamActive
+			if g, ok := st.sink.(interface{ Gone() bool }); !ok || !g.Gone() {
+				return messages.ErrStreamActive
+			}
+			st.sink.Close() // its client has gone: the new GET takes over
+			st.sink = nil
 		}
 		st.sink = sink
 		ss.replay(st, func(e *event) bool { return !e.delivered })

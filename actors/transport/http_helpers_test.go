@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -124,6 +123,7 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 			_ = f.hs.Close()
 		}
 		assert.ErrorIs(t, recv(t, served, "Serve to return"), http.ErrServerClosed)
+		f.h.Close()
 	})
 	return f
 }
@@ -243,21 +243,23 @@ func (o *httpObserver) waitCount(t *testing.T, method string, n int) {
 }
 
 // bearerAuth accepts "Authorization: Bearer <token>" for the tokens it
-// maps to principals.
+// maps to principals, through transport.BearerTokens.
 type bearerAuth map[string]string
 
 // errAuthInternal is what a failing authenticator says internally; none of
 // it may reach the client.
 var errAuthInternal = errors.New("token store at /srv/auth/store.go:17 timed out: panic recovered")
 
-func (a bearerAuth) Authenticate(r *http.Request) (string, error) {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return "", fmt.Errorf("no bearer token: %w", errAuthInternal)
+func (a bearerAuth) Authenticate(ctx context.Context, h transport.RequestHeaders) (string, error) {
+	p, err := transport.BearerTokens(func(_ context.Context, tok string) (string, error) {
+		p, ok := a[tok]
+		if !ok {
+			return "", fmt.Errorf("unknown token %q: %w", tok, errAuthInternal)
+		}
+		return p, nil
+	}).Authenticate(ctx, h)
+	if err != nil && !errors.Is(err, errAuthInternal) {
+		err = fmt.Errorf("%w: %w", err, errAuthInternal)
 	}
-	p, ok := a[tok]
-	if !ok {
-		return "", fmt.Errorf("unknown token %q: %w", tok, errAuthInternal)
-	}
-	return p, nil
+	return p, err
 }

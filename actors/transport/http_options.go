@@ -1,9 +1,11 @@
 package transport
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"net"
-	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mcp-actors/mcp-actors/actors/session"
@@ -17,10 +19,32 @@ type SessionHost interface {
 	LiveSessions() int
 }
 
+// RequestHeaders gives an Authenticator the request's headers.
+type RequestHeaders interface {
+	Header(name string) string
+}
+
 // Authenticator identifies the principal behind a request. An error makes
-// the request fail with 401 before anything else happens.
+// the request fail with 401 before anything else happens; its text reaches
+// the client only if it has a Public() string method.
 type Authenticator interface {
-	Authenticate(r *http.Request) (principal string, err error)
+	Authenticate(ctx context.Context, h RequestHeaders) (principal string, err error)
+}
+
+// BearerTokens is an Authenticator for "Authorization: Bearer <token>":
+// it verifies the token and returns the principal it belongs to.
+type BearerTokens func(ctx context.Context, token string) (principal string, err error)
+
+// errNoBearer reports a request without a bearer token.
+var errNoBearer = errors.New("transport: no bearer token")
+
+// Authenticate implements Authenticator.
+func (v BearerTokens) Authenticate(ctx context.Context, h RequestHeaders) (string, error) {
+	scheme, token, ok := strings.Cut(h.Header("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return "", errNoBearer
+	}
+	return v(ctx, strings.TrimSpace(token))
 }
 
 // HTTPOptions configure the Streamable HTTP transport. Zero fields take the
@@ -44,8 +68,8 @@ type HTTPOptions struct {
 
 	// MaxBodyBytes bounds a POST body (default 4 MiB); more gets 413.
 	MaxBodyBytes int64
-	// MaxSessions bounds live sessions (default 10,000); initialize past it
-	// gets 503 with Retry-After.
+	// MaxSessions bounds live sessions (default 100,000); initialize past
+	// it gets 503 with Retry-After.
 	MaxSessions int
 	// StreamQueue bounds the frames queued for one SSE connection (default
 	// 256). A client that stops reading past it loses the connection; the
@@ -82,7 +106,7 @@ func (o *HTTPOptions) withDefaults() HTTPOptions {
 		c.MaxBodyBytes = 4 << 20
 	}
 	if c.MaxSessions <= 0 {
-		c.MaxSessions = 10000
+		c.MaxSessions = 100000
 	}
 	if c.StreamQueue <= 0 {
 		c.StreamQueue = 256

@@ -31,7 +31,7 @@ type serveCmd struct {
 	AllowedHosts    []string      `env:"MCP_ACTORS_ALLOWED_HOSTS" help:"Host header values accepted (comma-separated; * for any). Default: loopback hosts on a loopback listener, any elsewhere."`
 	SessionTTL      time.Duration `default:"30m" env:"MCP_ACTORS_SESSION_TTL" help:"Close a session idle this long (no message and nothing running); 0 never."`
 	MaxLifetime     time.Duration `default:"0" env:"MCP_ACTORS_MAX_LIFETIME" help:"Close a session this long after it started, whatever it is doing; 0 never."`
-	MaxSessions     int           `default:"10000" env:"MCP_ACTORS_MAX_SESSIONS" help:"Most live sessions; initialize beyond gets 503 with Retry-After."`
+	MaxSessions     int           `default:"100000" env:"MCP_ACTORS_MAX_SESSIONS" help:"Most live sessions; initialize beyond gets 503 with Retry-After."`
 	MaxBody         int64         `default:"4194304" env:"MCP_ACTORS_MAX_BODY" help:"Largest POST body in bytes; more gets 413."`
 	KeepAlive       time.Duration `name:"keepalive" default:"25s" env:"MCP_ACTORS_KEEPALIVE" help:"Interval of keep-alive comments on idle GET streams; 0 disables them."`
 	ShutdownTimeout time.Duration `default:"10s" env:"MCP_ACTORS_SHUTDOWN_TIMEOUT" help:"How long running requests may take to finish on SIGINT/SIGTERM."`

@@ -1,0 +1,228 @@
+package transport
+
+import (
+	"errors"
+
+	"github.com/mcp-actors/mcp-actors/actors/session"
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// post handles one client message (or, on 2025-03-26, a batch).
+func (e *endpoint) post(x exchange, principal string) {
+	if !isJSON(x.header("Content-Type")) {
+		e.fail(x, 415, "unsupported media type: Content-Type must be application/json")
+		return
+	}
+	if !accepts(x, "application/json") || !accepts(x, "text/event-stream") {
+		e.fail(x, 406, "not acceptable: the Accept header must list application/json and text/event-stream")
+		return
+	}
+	version, ok := e.version(x)
+	if !ok {
+		return
+	}
+	body, err := x.body(e.opts.MaxBodyBytes)
+	if err != nil {
+		if errors.Is(err, errBodyTooLarge) {
+			e.fail(x, 413, "request body too large")
+		} else {
+			e.fail(x, 400, "bad request: could not read the body")
+		}
+		return
+	}
+	if messages.IsBatch(body) {
+		e.batch(x, principal, version, body)
+		return
+	}
+	msg, derr := messages.Decode(body)
+	if derr != nil {
+		x.reply(400, messages.EncodeError(idOf(msg), derr))
+		return
+	}
+	if msg.Kind() == messages.KindRequest && msg.Method == messages.MethodInitialize {
+		e.initialize(x, principal, msg)
+		return
+	}
+	ref, ok := e.session(x, principal)
+	if !ok {
+		return
+	}
+	switch msg.Kind() {
+	case messages.KindRequest:
+		sink := newHTTPSink(e.opts.StreamQueue)
+		ref.Send(&messages.HandleRequest{Msg: msg, Sink: sink})
+		e.respond(x, ref, sink)
+	case messages.KindNotification:
+		ref.Send(&messages.HandleNotification{Msg: msg})
+		x.reply(202, nil)
+	default:
+		ref.Send(&messages.DeliverResponse{Msg: msg})
+		x.reply(202, nil)
+	}
+}
+
+// initialize spawns a session for an initialize request and answers with
+// its Mcp-Session-Id. A failed initialize leaves no session behind.
+func (e *endpoint) initialize(x exchange, principal string, msg *messages.Message) {
+	if x.header(HeaderSessionID) != "" {
+		e.fail(x, 400, "bad request: initialize must not carry an Mcp-Session-Id header")
+		return
+	}
+	if e.draining.Load() || e.host.LiveSessions() >= e.opts.MaxSessions {
+		x.setHeader("Retry-After", "5")
+		e.fail(x, 503, "service unavailable: too many sessions, retry later")
+		return
+	}
+	ref, err := e.host.NewSessionWith(session.SpawnOptions{Principal: principal, Resumable: true})
+	if err != nil {
+		x.setHeader("Retry-After", "5")
+		e.fail(x, 503, "service unavailable: cannot start a session")
+		return
+	}
+	sink := newHTTPSink(e.opts.StreamQueue)
+	ref.Send(&messages.HandleRequest{Msg: msg, Sink: sink})
+	frames, _, ok := sink.wait(x.context())
+	if !ok || len(frames) == 0 {
+		ref.Send(&messages.CloseSession{Reason: "initialize not answered"})
+		if ok {
+			e.fail(x, 500, "internal error")
+		}
+		return
+	}
+	if m, derr := messages.Decode(frames[0].Data); derr != nil || m.Error != nil {
+		ref.Send(&messages.CloseSession{Reason: "initialize failed"})
+	} else {
+		x.setHeader(HeaderSessionID, ref.ID())
+	}
+	x.reply(200, frames[0].Data)
+}
+
+// respond writes what the session sends for one request: a JSON body when
+// the response is all there is, an event stream otherwise. When the client
+// goes away the stream is only detached: the request goes on, and the
+// client may resume it with Last-Event-ID.
+func (e *endpoint) respond(x exchange, ref *session.Ref, sink *httpSink) {
+	frames, closed, ok := sink.wait(x.context())
+	if !ok {
+		ref.Send(&messages.DetachStream{Sink: sink})
+		return
+	}
+	if len(frames) == 0 {
+		if ref.Closed() { // closed before anything was sent: the session ended
+			e.fail(x, 404, "session not found")
+			return
+		}
+		// Closed with nothing to say (a request the client cancelled): an
+		// empty event stream, so that no response is sent.
+		x.stream(func(*eventWriter) {})
+		return
+	}
+	if f := frames[0]; f.End && f.EventID == "" && !prefersSSE(x) {
+		x.reply(200, f.Data)
+		return
+	}
+	first := append([]messages.Frame(nil), frames...) // the sink reuses its slice
+	ctx := x.context()
+	x.stream(func(w *eventWriter) {
+		frames := first
+		for {
+			end, err := w.write(frames)
+			if err != nil {
+				ref.Send(&messages.DetachStream{Sink: sink})
+				return
+			}
+			if end || closed {
+				return
+			}
+			if frames, closed, ok = sink.wait(ctx); !ok {
+				ref.Send(&messages.DetachStream{Sink: sink})
+				return
+			}
+		}
+	})
+}
+
+// batch handles a JSON-RPC batch, which only revision 2025-03-26 allows (a
+// missing MCP-Protocol-Version header means 2025-03-26). Its notifications
+// and responses are delivered at once; its requests are answered on one
+// event stream that ends when every one has been answered.
+func (e *endpoint) batch(x exchange, principal, version string, body []byte) {
+	if version != messages.Version20250326 && version != messages.Version20241105 {
+		x.reply(400, messages.EncodeError(messages.ID{}, messages.Errorf(messages.CodeInvalidRequest,
+			"invalid request: JSON-RPC batches are not supported in protocol %s", version)))
+		return
+	}
+	items, derr := messages.DecodeBatch(body)
+	if derr != nil {
+		x.reply(400, messages.EncodeError(messages.ID{}, derr))
+		return
+	}
+	ref, ok := e.session(x, principal)
+	if !ok {
+		return
+	}
+	wake := make(chan struct{}, 1)
+	var sinks []*httpSink
+	var early []messages.Frame // answers to items that could not be decoded
+	for _, raw := range items {
+		m, derr := messages.Decode(raw)
+		switch {
+		case derr != nil:
+			early = append(early, messages.Frame{Data: messages.EncodeError(idOf(m), derr), End: true})
+		case m.Kind() == messages.KindRequest && m.Method == messages.MethodInitialize:
+			early = append(early, messages.Frame{Data: messages.EncodeError(m.ID, messages.Errorf(messages.CodeInvalidRequest,
+				"invalid request: initialize cannot be part of a batch")), End: true})
+		case m.Kind() == messages.KindRequest:
+			s := newHTTPSink(e.opts.StreamQueue)
+			s.wake = wake
+			sinks = append(sinks, s)
+			ref.Send(&messages.HandleRequest{Msg: m, Sink: s})
+		case m.Kind() == messages.KindNotification:
+			ref.Send(&messages.HandleNotification{Msg: m})
+		default:
+			ref.Send(&messages.DeliverResponse{Msg: m})
+		}
+	}
+	if len(sinks) == 0 && len(early) == 0 {
+		x.reply(202, nil)
+		return
+	}
+	ctx := x.context()
+	detachAll := func() {
+		for _, s := range sinks {
+			ref.Send(&messages.DetachStream{Sink: s})
+		}
+	}
+	x.stream(func(w *eventWriter) {
+		if len(early) > 0 {
+			if _, err := w.write(early); err != nil {
+				detachAll()
+				return
+			}
+		}
+		for len(sinks) > 0 {
+			select {
+			case <-wake:
+			case <-ctx.Done():
+				detachAll()
+				return
+			}
+			open := sinks[:0]
+			for _, s := range sinks {
+				frames, closed := s.take()
+				end := false
+				if len(frames) > 0 {
+					var err error
+					if end, err = w.write(frames); err != nil {
+						detachAll()
+						return
+					}
+				}
+				if !end && !closed {
+					open = append(open, s)
+				}
+			}
+			sinks = open
+		}
+	})
+}

@@ -1,0 +1,86 @@
+package transport
+
+import (
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// eventWriter writes Server-Sent Events to one response: frames as events
+// (priming frames with the reconnection delay), and comments.
+type eventWriter struct {
+	w        io.Writer
+	flush    func() error
+	deadline func(time.Time) error // may be nil
+	timeout  time.Duration
+	retry    string // the retry field of priming events, in ms
+	obs      Observer
+	buf      []byte
+}
+
+func newEventWriter(w io.Writer, flush func() error, deadline func(time.Time) error, o *HTTPOptions) *eventWriter {
+	return &eventWriter{
+		w:        w,
+		flush:    flush,
+		deadline: deadline,
+		timeout:  o.WriteTimeout,
+		retry:    strconv.FormatInt(o.Retry.Milliseconds(), 10),
+		obs:      o.Observer,
+	}
+}
+
+// appendEvents formats frames as SSE events onto buf and reports whether
+// the last one ended its stream (a request's response).
+func appendEvents(buf []byte, frames []messages.Frame, retry string) ([]byte, bool) {
+	end := false
+	for _, f := range frames {
+		if f.EventID != "" {
+			buf = append(buf, "id: "...)
+			buf = append(buf, f.EventID...)
+			buf = append(buf, '\n')
+		}
+		if f.Data == nil { // priming: tell the client how soon to reconnect
+			buf = append(buf, "retry: "...)
+			buf = append(buf, retry...)
+			buf = append(buf, "\ndata: \n\n"...)
+		} else {
+			buf = append(buf, "event: message\ndata: "...)
+			buf = append(buf, f.Data...) // compact JSON: one line
+			buf = append(buf, "\n\n"...)
+		}
+		end = end || f.End
+	}
+	return buf, end
+}
+
+// write sends frames as events and reports whether the last one ended the
+// stream.
+func (ew *eventWriter) write(frames []messages.Frame) (end bool, err error) {
+	ew.buf, end = appendEvents(ew.buf[:0], frames, ew.retry)
+	if err := ew.send(ew.buf); err != nil {
+		return false, err
+	}
+	if ew.obs != nil {
+		for range frames {
+			ew.obs.StreamEvent(false)
+		}
+	}
+	return end, nil
+}
+
+// comment sends an SSE comment (a keep-alive ping).
+func (ew *eventWriter) comment(text string) error {
+	return ew.send([]byte(": " + text + "\n\n"))
+}
+
+func (ew *eventWriter) send(b []byte) error {
+	if ew.deadline != nil {
+		_ = ew.deadline(time.Now().Add(ew.timeout))
+	}
+	if _, err := ew.w.Write(b); err != nil {
+		return err
+	}
+	return ew.flush()
+}
