@@ -69,6 +69,77 @@ type wireMessage struct {
 	Error   json.RawMessage `json:"error"`
 }
 
+// scanMessage checks that data is one JSON object and picks out its
+// JSON-RPC members (the last one wins when a name repeats, as in
+// encoding/json).
+func scanMessage(data []byte, w *wireMessage) *Error {
+	s := scanner{data: data}
+	s.ws()
+	if s.pos >= len(data) {
+		return Errorf(CodeParseError, "parse error: unexpected end of JSON input")
+	}
+	var ok bool
+	if data[s.pos] == '{' {
+		ok = s.object(1, func(key, val []byte) {
+			switch string(key) {
+			case `"jsonrpc"`:
+				w.JSONRPC = val
+			case `"id"`:
+				w.ID = val
+			case `"method"`:
+				w.Method = val
+			case `"params"`:
+				w.Params = val
+			case `"result"`:
+				w.Result = val
+			case `"error"`:
+				w.Error = val
+			default:
+				if k, _ := unquote(key); k != string(key[1:len(key)-1]) {
+					w.setEscaped(k, val) // a name spelled with escapes
+				}
+			}
+		})
+	} else {
+		ok = s.value(0)
+		if ok {
+			s.ws()
+			if s.pos == len(data) {
+				return Errorf(CodeInvalidRequest, "invalid request: a JSON-RPC message must be a JSON object")
+			}
+		}
+	}
+	if ok {
+		s.ws()
+		if s.pos != len(data) {
+			s.fail("invalid character after top-level value")
+			ok = false
+		}
+	}
+	if !ok {
+		return Errorf(CodeParseError, "parse error: %s", s.err.Error())
+	}
+	return nil
+}
+
+// setEscaped sets the member a name written with escapes stands for.
+func (w *wireMessage) setEscaped(name string, val []byte) {
+	switch name {
+	case "jsonrpc":
+		w.JSONRPC = val
+	case "id":
+		w.ID = val
+	case "method":
+		w.Method = val
+	case "params":
+		w.Params = val
+	case "result":
+		w.Result = val
+	case "error":
+		w.Error = val
+	}
+}
+
 // IsBatch reports whether data holds a JSON array, i.e. a JSON-RPC batch.
 func IsBatch(data []byte) bool {
 	data = bytes.TrimLeft(data, " \t\r\n")
@@ -79,13 +150,14 @@ func IsBatch(data []byte) bool {
 // for bytes that are not JSON and a -32600 error for JSON that is not a valid
 // message; the returned Message then carries the ID when one could be read,
 // so the caller can answer it. Decode never panics.
+//
+// The Message's Params and Result are slices of data: the caller must not
+// change data afterwards (hand Decode a copy of a reused buffer). Member
+// names are matched exactly, as JSON-RPC defines them.
 func Decode(data []byte) (*Message, *Error) {
 	var w wireMessage
-	if err := json.Unmarshal(data, &w); err != nil {
-		if !json.Valid(data) {
-			return nil, Errorf(CodeParseError, "parse error: %s", jsonErrText(err))
-		}
-		return nil, Errorf(CodeInvalidRequest, "invalid request: a JSON-RPC message must be a JSON object")
+	if derr := scanMessage(data, &w); derr != nil {
+		return nil, derr
 	}
 	m := &Message{}
 	id, idErr := ParseID(w.ID)
@@ -101,7 +173,9 @@ func Decode(data []byte) (*Message, *Error) {
 	if isNull(w.Method) {
 		return decodeResponse(m, &w)
 	}
-	if err := json.Unmarshal(w.Method, &m.Method); err != nil || m.Method == "" {
+	if method, ok := unquote(w.Method); ok && method != "" {
+		m.Method = method
+	} else {
 		return m, Errorf(CodeInvalidRequest, `invalid request: "method" must be a non-empty string`)
 	}
 	if w.Result != nil || w.Error != nil {

@@ -9,6 +9,7 @@ package metrics
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,17 @@ type Metrics struct {
 	httpLatency    *prometheus.HistogramVec
 	sessionsOpen   prometheus.GaugeFunc
 	sessionsLive   prometheus.GaugeFunc
+
+	// byMethod caches the children of the per-method metrics (method →
+	// *methodMetrics), so that the hot path does no label hashing. A
+	// method's series appear once it is first seen.
+	byMethod sync.Map
+}
+
+// methodMetrics are one method's children of the request metrics.
+type methodMetrics struct {
+	ok, err, cancelled prometheus.Counter
+	latency            prometheus.Observer
 }
 
 // Sessions reports session counts for the gauges.
@@ -72,6 +84,7 @@ func New(reg prometheus.Registerer, sessions Sessions) *Metrics {
 		}, []string{"method"}),
 	}
 	reg.MustRegister(m.requests, m.latency, m.pending, m.eventsSent, m.eventsReplayed, m.httpRequests, m.httpLatency)
+
 	if sessions != nil {
 		m.sessionsOpen = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "mcp_sessions_open",
@@ -86,13 +99,35 @@ func New(reg prometheus.Registerer, sessions Sessions) *Metrics {
 	return m
 }
 
+// forMethod returns the cached children for method ("other" when unknown).
+func (m *Metrics) forMethod(method string) *methodMetrics {
+	if !knownMethods[method] {
+		method = "other"
+	}
+	if mm, ok := m.byMethod.Load(method); ok {
+		return mm.(*methodMetrics)
+	}
+	mm := &methodMetrics{latency: m.latency.WithLabelValues(method)}
+	mm.ok = m.requests.WithLabelValues(method, string(session.OutcomeOK))
+	mm.err = m.requests.WithLabelValues(method, string(session.OutcomeError))
+	mm.cancelled = m.requests.WithLabelValues(method, string(session.OutcomeCancelled))
+	actual, _ := m.byMethod.LoadOrStore(method, mm)
+	return actual.(*methodMetrics)
+}
+
 // RequestHandled implements session.Observer.
 func (m *Metrics) RequestHandled(method string, outcome session.Outcome, d time.Duration) {
-	method = methodLabel(method)
-	m.requests.WithLabelValues(method, string(outcome)).Inc()
-	if outcome != session.OutcomeCancelled {
-		m.latency.WithLabelValues(method).Observe(d.Seconds())
+	mm := m.forMethod(method)
+	switch outcome {
+	case session.OutcomeOK:
+		mm.ok.Inc()
+	case session.OutcomeError:
+		mm.err.Inc()
+	case session.OutcomeCancelled:
+		mm.cancelled.Inc()
+		return
 	}
+	mm.latency.Observe(d.Seconds())
 }
 
 // PendingCalls implements session.Observer.
@@ -121,11 +156,4 @@ var knownMethods = map[string]bool{
 	messages.MethodListPrompts: true, messages.MethodGetPrompt: true,
 	messages.MethodGetTask: true, messages.MethodGetTaskPayload: true, messages.MethodListTasks: true,
 	messages.MethodCancelTask: true,
-}
-
-func methodLabel(m string) string {
-	if knownMethods[m] {
-		return m
-	}
-	return "other"
 }

@@ -8,15 +8,22 @@ import (
 	"syscall"
 )
 
-// closeWatcher tells taken-over streams at once when their client closes
-// the connection, with one goroutine for all of them: the connections'
+// closeWatcher tells streams at once when their client closes the
+// connection, with one goroutine for all of them: the connections'
 // descriptors sit in an epoll set of its own (beside the Go runtime's),
 // watched for hang-ups only; nothing is ever read from them. The goroutine
 // runs only while something is watched.
 type closeWatcher struct {
 	mu   sync.Mutex
-	byFD map[int32]*connStream
+	byFD map[int32]*watch
 	run  *watchLoop // nil when no loop runs
+}
+
+// watch is one watched connection; gone runs (once, on the watcher's
+// goroutine) when its client hangs up.
+type watch struct {
+	fd   int32
+	gone func()
 }
 
 // watchLoop is one run of the watching goroutine: its epoll set and the
@@ -28,32 +35,33 @@ type watchLoop struct {
 	closed bool
 }
 
-func newCloseWatcher() *closeWatcher { return &closeWatcher{byFD: map[int32]*connStream{}} }
+func newCloseWatcher() *closeWatcher { return &closeWatcher{byFD: map[int32]*watch{}} }
 
-// add watches s's connection; it reports false when it cannot (the stream
-// then relies on keep-alive writes to notice a dead client).
-func (w *closeWatcher) add(s *connStream, conn net.Conn) bool {
+// add watches conn and calls gone when its client hangs up. It returns nil
+// when it cannot watch (then a dead client is noticed at the next write).
+// Remove the watch before closing or reusing the connection.
+func (w *closeWatcher) add(conn net.Conn, gone func()) *watch {
 	fd, ok := connFD(conn)
 	if !ok {
-		return false
+		return nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.run == nil {
 		run, err := startWatchLoop()
 		if err != nil {
-			return false
+			return nil
 		}
 		w.run = run
 		go w.loop(run)
 	}
 	ev := syscall.EpollEvent{Events: syscall.EPOLLRDHUP | syscall.EPOLLHUP | syscall.EPOLLERR, Fd: fd}
 	if err := syscall.EpollCtl(w.run.epfd, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
-		return false
+		return nil
 	}
-	w.byFD[fd] = s
-	s.watchFD = fd
-	return true
+	wt := &watch{fd: fd, gone: gone}
+	w.byFD[fd] = wt
+	return wt
 }
 
 func startWatchLoop() (*watchLoop, error) {
@@ -76,18 +84,25 @@ func startWatchLoop() (*watchLoop, error) {
 	return &watchLoop{epfd: epfd, wakeR: p[0], wakeW: p[1]}, nil
 }
 
-// remove stops watching s; call it before closing the connection, so that
-// a descriptor number reused later is not mistaken for it. The goroutine
-// stops when nothing is left to watch.
-func (w *closeWatcher) remove(s *connStream) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if s.watchFD < 0 || w.byFD[s.watchFD] != s {
+// remove stops watching (nil is fine). Call it before closing the
+// connection, so that a descriptor number reused later is not mistaken for
+// it. The goroutine stops when nothing is left to watch.
+func (w *closeWatcher) remove(wt *watch) {
+	if wt == nil {
 		return
 	}
-	_ = syscall.EpollCtl(w.run.epfd, syscall.EPOLL_CTL_DEL, int(s.watchFD), nil)
-	delete(w.byFD, s.watchFD)
-	s.watchFD = -1
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.byFD[wt.fd] != wt {
+		return // fired already
+	}
+	w.drop(wt)
+}
+
+// drop forgets wt. Call with mu held.
+func (w *closeWatcher) drop(wt *watch) {
+	_ = syscall.EpollCtl(w.run.epfd, syscall.EPOLL_CTL_DEL, int(wt.fd), nil)
+	delete(w.byFD, wt.fd)
 	if len(w.byFD) == 0 {
 		w.run.closed = true
 		_, _ = syscall.Write(w.run.wakeW, []byte{1})
@@ -108,17 +123,19 @@ func (w *closeWatcher) loop(run *watchLoop) {
 		if err != nil && err != syscall.EINTR {
 			return
 		}
-		var gone []*connStream
+		var gone []*watch
 		w.mu.Lock()
 		stop := run.closed
 		for _, ev := range events[:max(n, 0)] {
-			if s, ok := w.byFD[ev.Fd]; ok && !stop {
-				gone = append(gone, s)
+			if wt, ok := w.byFD[ev.Fd]; ok && !stop {
+				gone = append(gone, wt)
+				w.drop(wt) // once: the hang-up stays readable
+				stop = run.closed
 			}
 		}
 		w.mu.Unlock()
-		for _, s := range gone {
-			s.clientGone()
+		for _, wt := range gone {
+			wt.gone()
 		}
 		if stop {
 			return

@@ -8,6 +8,8 @@ import "net"
 // goes away is noticed at the next write (a keep-alive at the latest).
 type closeWatcher struct{}
 
-func newCloseWatcher() *closeWatcher                 { return &closeWatcher{} }
-func (*closeWatcher) add(*connStream, net.Conn) bool { return false }
-func (*closeWatcher) remove(*connStream)             {}
+type watch struct{}
+
+func newCloseWatcher() *closeWatcher              { return &closeWatcher{} }
+func (*closeWatcher) add(net.Conn, func()) *watch { return nil }
+func (*closeWatcher) remove(*watch)               {}

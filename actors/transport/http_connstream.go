@@ -37,8 +37,8 @@ type connStream struct {
 	lastWrite time.Time
 	buf       []byte
 
-	watchFD int32     // the descriptor the close watcher knows it by, or -1
-	start   time.Time // when the GET arrived, for the Observer
+	watch *watch    // the close watcher's entry, or nil
+	start time.Time // when the GET arrived, for the Observer
 }
 
 // sseHead is the response head of a taken-over event stream. Its body ends
@@ -47,13 +47,12 @@ const sseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Con
 
 func newConnStream(ep *endpoint, ref *session.Ref) *connStream {
 	return &connStream{
-		ep:      ep,
-		ref:     ref,
-		max:     ep.opts.StreamQueue,
-		retry:   ep.retry,
-		head:    []byte(sseHead),
-		watchFD: -1,
-		start:   time.Now(),
+		ep:    ep,
+		ref:   ref,
+		max:   ep.opts.StreamQueue,
+		retry: ep.retry,
+		head:  []byte(sseHead),
+		start: time.Now(),
 	}
 }
 
@@ -99,7 +98,7 @@ func (s *connStream) take(conn net.Conn) {
 	s.mu.Lock()
 	s.conn = conn
 	s.lastWrite = time.Now()
-	s.ep.watcher.add(s, conn)
+	s.watch = s.ep.watcher.add(conn, s.clientGone)
 	s.kick()
 	s.mu.Unlock()
 	s.ep.hub.add(s)
@@ -210,7 +209,10 @@ func (s *connStream) run() {
 // finish closes the connection; after a failed write the session is told
 // the stream has no connection any more.
 func (s *connStream) finish(conn net.Conn, failed bool) {
-	s.ep.watcher.remove(s) // before Close: the descriptor number may be reused
+	s.mu.Lock()
+	wt := s.watch
+	s.mu.Unlock()
+	s.ep.watcher.remove(wt) // before Close: the descriptor number may be reused
 	_ = conn.Close()
 	s.ep.hub.remove(s)
 	if failed {

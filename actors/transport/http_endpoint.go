@@ -2,7 +2,6 @@ package transport
 
 import (
 	"errors"
-	"mime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -156,13 +155,14 @@ func (e *endpoint) fail(x exchange, status int, msg string) {
 // accepts reports whether the Accept header admits media type mt.
 func accepts(x exchange, mt string) bool {
 	major, _, _ := strings.Cut(mt, "/")
+	found := false
 	for _, v := range x.headerValues("Accept") {
-		for _, part := range strings.Split(v, ",") {
-			t, _, _ := strings.Cut(part, ";")
-			t = strings.ToLower(strings.TrimSpace(t))
-			if t == mt || t == "*/*" || t == major+"/*" {
-				return true
-			}
+		eachMediaType(v, func(t string, _ float64) bool {
+			found = strings.EqualFold(t, mt) || t == "*/*" || strings.EqualFold(t, major+"/*")
+			return !found
+		})
+		if found {
+			return true
 		}
 	}
 	return false
@@ -175,30 +175,44 @@ func prefersSSE(x exchange) bool {
 	var sseQ, jsonQ float64 = -1, -1
 	sseFirst := false
 	for _, v := range x.headerValues("Accept") {
-		for _, part := range strings.Split(v, ",") {
-			t, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil {
-				continue
-			}
-			q := 1.0
-			if s, ok := params["q"]; ok {
-				if f, err := strconv.ParseFloat(s, 64); err == nil {
-					q = f
-				}
-			}
-			switch t {
-			case "text/event-stream":
+		eachMediaType(v, func(t string, q float64) bool {
+			switch {
+			case strings.EqualFold(t, "text/event-stream"):
 				if sseQ < 0 {
 					sseQ, sseFirst = q, jsonQ < 0
 				}
-			case "application/json":
+			case strings.EqualFold(t, "application/json"):
 				if jsonQ < 0 {
 					jsonQ = q
 				}
 			}
-		}
+			return true
+		})
 	}
 	return sseQ > jsonQ || (sseQ == jsonQ && sseFirst && sseQ > 0)
+}
+
+// eachMediaType calls fn with each media range of an Accept header value
+// and its q-value, until fn returns false. It allocates nothing.
+func eachMediaType(v string, fn func(t string, q float64) bool) {
+	for v != "" {
+		var part string
+		part, v, _ = strings.Cut(v, ",")
+		t, params, _ := strings.Cut(part, ";")
+		q := 1.0
+		for params != "" {
+			var p string
+			p, params, _ = strings.Cut(params, ";")
+			if k, val, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+					q = f
+				}
+			}
+		}
+		if !fn(strings.TrimSpace(t), q) {
+			return
+		}
+	}
 }
 
 // isJSON reports whether a Content-Type is application/json.

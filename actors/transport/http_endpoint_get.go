@@ -116,5 +116,5 @@ func (e *endpoint) streamInline(x exchange, ref *session.Ref, sink *httpSink) {
 				return
 			}
 		}
-	})
+	}, nil)
 }

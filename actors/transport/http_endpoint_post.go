@@ -114,7 +114,7 @@ func (e *endpoint) respond(x exchange, ref *session.Ref, sink *httpSink) {
 		}
 		// Closed with nothing to say (a request the client cancelled): an
 		// empty event stream, so that no response is sent.
-		x.stream(func(*eventWriter) {})
+		x.stream(func(*eventWriter) {}, nil)
 		return
 	}
 	if f := frames[0]; f.End && f.EventID == "" && !prefersSSE(x) {
@@ -123,6 +123,10 @@ func (e *endpoint) respond(x exchange, ref *session.Ref, sink *httpSink) {
 	}
 	first := append([]messages.Frame(nil), frames...) // the sink reuses its slice
 	ctx := x.context()
+	gone := func() { // the client hung up: its frames wait in the event log
+		sink.Close()
+		ref.Send(&messages.DetachStream{Sink: sink})
+	}
 	x.stream(func(w *eventWriter) {
 		frames := first
 		for {
@@ -139,7 +143,7 @@ func (e *endpoint) respond(x exchange, ref *session.Ref, sink *httpSink) {
 				return
 			}
 		}
-	})
+	}, gone)
 }
 
 // batch handles a JSON-RPC batch, which only revision 2025-03-26 allows (a
@@ -193,6 +197,12 @@ func (e *endpoint) batch(x exchange, principal, version string, body []byte) {
 			ref.Send(&messages.DetachStream{Sink: s})
 		}
 	}
+	gone := func() { // the client hung up: end the loop below too
+		for _, s := range sinks {
+			s.Close()
+		}
+		detachAll()
+	}
 	x.stream(func(w *eventWriter) {
 		if len(early) > 0 {
 			if _, err := w.write(early); err != nil {
@@ -224,5 +234,5 @@ func (e *endpoint) batch(x exchange, principal, version string, body []byte) {
 			}
 			sinks = open
 		}
-	})
+	}, gone)
 }

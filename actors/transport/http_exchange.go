@@ -25,8 +25,11 @@ type exchange interface {
 	reply(status int, body []byte)
 	// stream answers 200 with an event stream and calls feed to write it.
 	// feed may run after stream returns (fasthttp writes the body once the
-	// handler is done), so nothing may follow a call to stream.
-	stream(feed func(w *eventWriter))
+	// handler is done), so nothing may follow a call to stream. gone, when
+	// not nil, is called from another goroutine if the client hangs up
+	// while feed runs, where the server can tell (net/http ends the
+	// request's context instead).
+	stream(feed func(w *eventWriter), gone func())
 	// canHijack reports whether hijack can hand the connection over (not
 	// on HTTP/2).
 	canHijack() bool

@@ -1,11 +1,13 @@
 package transport_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -46,14 +48,20 @@ type httpSetup struct {
 	Configure func(*http.Server)
 }
 
+// testEngine is the HTTP server the fixtures run: "fast" (FastServer,
+// what mcp-actors serve runs; the default) or "std" (HTTPHandler on
+// NewHTTPServer). CI runs the package under both:
+// MCP_ACTORS_TEST_HTTP=std go test ./actors/transport/
+var testEngine = cmp.Or(os.Getenv("MCP_ACTORS_TEST_HTTP"), "fast")
+
 // httpFixture is a server with the reference tools and a few of its own,
-// served by transport.HTTPHandler through transport.NewHTTPServer on a
-// loopback port. Everything is shut down when the test ends.
+// served on a loopback port by the engine testEngine names. Everything is
+// shut down when the test ends.
 type httpFixture struct {
 	srv  *mcpactors.Server
-	h    *transport.HTTPHandler
-	hs   *http.Server
-	addr string // host:port of the listener
+	h    interface{ StartDrain() }
+	hs   *http.Server // nil on the fast engine
+	addr string       // host:port of the listener
 	url  string
 	port string
 	obs  *httpObserver
@@ -105,13 +113,34 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 	if opts.Observer == nil {
 		opts.Observer = f.obs
 	}
-	f.h = transport.NewHTTPHandler(f.srv, &opts)
-	f.hs = transport.NewHTTPServer(f.h, nil)
-	if setup.Configure != nil {
-		setup.Configure(f.hs)
-	}
 	served := make(chan error, 1)
-	go func() { served <- f.hs.Serve(ln) }()
+	var shutdown func(context.Context)
+	switch testEngine {
+	case "std":
+		h := transport.NewHTTPHandler(f.srv, &opts)
+		f.h, f.hs = h, transport.NewHTTPServer(h, nil)
+		if setup.Configure != nil {
+			setup.Configure(f.hs)
+		}
+		go func() { served <- f.hs.Serve(ln) }()
+		shutdown = func(ctx context.Context) {
+			if err := f.hs.Shutdown(ctx); err != nil {
+				_ = f.hs.Close()
+			}
+			assert.ErrorIs(t, recv(t, served, "Serve to return"), http.ErrServerClosed)
+			h.Close()
+		}
+	case "fast":
+		fs := transport.NewFastServer(f.srv, "/mcp", nil, &opts)
+		f.h = fs
+		go func() { served <- fs.Serve(ln) }()
+		shutdown = func(ctx context.Context) {
+			assert.NoError(t, fs.Shutdown(ctx))
+			assert.NoError(t, recv(t, served, "Serve to return"))
+		}
+	default:
+		t.Fatalf("MCP_ACTORS_TEST_HTTP=%q: want fast or std", testEngine)
+	}
 
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), watchdog)
@@ -119,11 +148,7 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 		// Sessions first: that closes their streams, so the handlers
 		// serving them return and Shutdown finds the connections idle.
 		assert.NoError(t, f.srv.Close(ctx), "closing the server")
-		if err := f.hs.Shutdown(ctx); err != nil {
-			_ = f.hs.Close()
-		}
-		assert.ErrorIs(t, recv(t, served, "Serve to return"), http.ErrServerClosed)
-		f.h.Close()
+		shutdown(ctx)
 	})
 	return f
 }

@@ -75,8 +75,13 @@ type HTTPOptions struct {
 	// 256). A client that stops reading past it loses the connection; the
 	// frames stay in the session's event log for Last-Event-ID resumption.
 	StreamQueue int
-	// WriteTimeout bounds one write to a client (default 30 s).
+	// WriteTimeout bounds one write to a client, and on net/http the
+	// reading of a POST body (default 30 s).
 	WriteTimeout time.Duration
+	// ReadTimeout bounds the reading of a whole request, headers and body,
+	// on FastServer (default 10 s): a client that trickles it is cut off.
+	// NewHTTPServer bounds headers to 10 s itself.
+	ReadTimeout time.Duration
 	// KeepAlive is the interval of SSE comment pings on idle GET streams
 	// (default 25 s; negative disables them).
 	KeepAlive time.Duration
@@ -113,6 +118,9 @@ func (o *HTTPOptions) withDefaults() HTTPOptions {
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 30 * time.Second
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = 10 * time.Second
 	}
 	if c.KeepAlive == 0 {
 		c.KeepAlive = 25 * time.Second

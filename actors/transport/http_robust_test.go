@@ -43,7 +43,10 @@ func TestHTTPServerTimeouts(t *testing.T) {
 // instead of 10 s, to keep the test short.
 func TestHTTPSlowLoris(t *testing.T) {
 	const headerTimeout = 300 * time.Millisecond
-	f := newHTTPFixture(t, &httpSetup{Configure: func(hs *http.Server) { hs.ReadHeaderTimeout = headerTimeout }})
+	f := newHTTPFixture(t, &httpSetup{
+		Configure: func(hs *http.Server) { hs.ReadHeaderTimeout = headerTimeout }, // std
+		HTTP:      transport.HTTPOptions{ReadTimeout: headerTimeout},              // fast
+	})
 
 	conn, err := net.Dial("tcp", f.addr)
 	require.NoError(t, err)

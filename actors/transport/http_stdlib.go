@@ -83,7 +83,7 @@ func (x *stdExchange) reply(status int, body []byte) {
 	}
 }
 
-func (x *stdExchange) stream(feed func(w *eventWriter)) {
+func (x *stdExchange) stream(feed func(w *eventWriter), _ func()) {
 	h := x.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")

@@ -36,6 +36,7 @@ type serveCmd struct {
 	KeepAlive       time.Duration `name:"keepalive" default:"25s" env:"MCP_ACTORS_KEEPALIVE" help:"Interval of keep-alive comments on idle GET streams; 0 disables them."`
 	ShutdownTimeout time.Duration `default:"10s" env:"MCP_ACTORS_SHUTDOWN_TIMEOUT" help:"How long running requests may take to finish on SIGINT/SIGTERM."`
 	Debug           bool          `env:"MCP_ACTORS_DEBUG" help:"Also serve /debug/pprof/ and /debug/mem."`
+	HTTPServer      string        `name:"http-server" enum:"fast,std" default:"fast" env:"MCP_ACTORS_HTTP_SERVER" help:"HTTP server under the endpoint: fast (fasthttp, HTTP/1.1, least CPU) or std (net/http): ${enum}."`
 }
 
 // Run serves until ctx is cancelled (SIGINT/SIGTERM), then drains.
@@ -60,7 +61,7 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if keepAlive == 0 {
 		keepAlive = -1
 	}
-	mcp := transport.NewHTTPHandler(srv, &transport.HTTPOptions{
+	httpOpts := &transport.HTTPOptions{
 		ListenAddr:     ln.Addr().String(),
 		AllowedHosts:   c.AllowedHosts,
 		AllowedOrigins: c.AllowedOrigins,
@@ -69,10 +70,9 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 		KeepAlive:      keepAlive,
 		Observer:       m,
 		Logger:         log,
-	})
+	}
 	var ready atomic.Bool
 	mux := http.NewServeMux()
-	mux.Handle(c.Path, mcp)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !ready.Load() {
@@ -89,12 +89,12 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		mux.Handle("/debug/mem", debugMem())
 	}
-	hs := transport.NewHTTPServer(mux, log)
+	n := newHTTPNode(c.HTTPServer, srv, c.Path, mux, httpOpts, log)
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- n.Serve(ln) }()
 	ready.Store(true)
 	log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+c.Path,
-		"version", version, "reference_tools", c.ReferenceTools)
+		"version", version, "reference_tools", c.ReferenceTools, "http_server", c.HTTPServer)
 
 	select {
 	case err := <-served:
@@ -104,7 +104,7 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	log.Info("shutting down: draining sessions", "timeout", c.ShutdownTimeout)
 	ready.Store(false)
-	mcp.StartDrain()
+	n.StartDrain()
 	drainCtx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(drainCtx); err != nil {
@@ -112,13 +112,48 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	closeCtx, cancelClose := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancelClose()
-	if err := hs.Shutdown(closeCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := n.Shutdown(closeCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		log.Warn("closing HTTP connections", "err", err)
 	}
-	_ = hs.Close()
 	<-served
 	log.Info("stopped")
 	return nil
+}
+
+// httpNode is the HTTP server a node runs: the MCP endpoint on its path and
+// mux (health, metrics, debug) everywhere else.
+type httpNode interface {
+	Serve(ln net.Listener) error
+	StartDrain()
+	Shutdown(ctx context.Context) error
+}
+
+func newHTTPNode(kind string, srv *mcpactors.Server, path string, mux *http.ServeMux, o *transport.HTTPOptions, log *slog.Logger) httpNode {
+	if kind == "fast" {
+		return transport.NewFastServer(srv, path, mux, o)
+	}
+	h := transport.NewHTTPHandler(srv, o)
+	mux.Handle(path, h)
+	return &stdNode{h: h, hs: transport.NewHTTPServer(mux, log)}
+}
+
+// stdNode is an httpNode on net/http.
+type stdNode struct {
+	h  *transport.HTTPHandler
+	hs *http.Server
+}
+
+func (n *stdNode) Serve(ln net.Listener) error { return n.hs.Serve(ln) }
+func (n *stdNode) StartDrain()                 { n.h.StartDrain() }
+
+func (n *stdNode) Shutdown(ctx context.Context) error {
+	err := n.hs.Shutdown(ctx)
+	_ = n.hs.Close()
+	n.h.Close()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
 }
 
 // observerFunc defers choosing the observer until it is used: the metrics

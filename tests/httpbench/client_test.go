@@ -3,6 +3,7 @@ package httpbench_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,7 +24,9 @@ type node struct {
 	client *http.Client
 }
 
-func startNode(b *testing.B) *node {
+// startNode serves the reference tools on engine "fast" (FastServer, what
+// mcp-actors serve runs) or "std" (HTTPHandler on net/http).
+func startNode(b *testing.B, engine string) *node {
 	b.Helper()
 	srv := mcpactors.NewServer(messages.Implementation{Name: "bench", Version: "1"}, nil)
 	if err := reftools.Register(srv); err != nil {
@@ -33,13 +36,23 @@ func startNode(b *testing.B) *node {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hs := transport.NewHTTPServer(transport.NewHTTPHandler(srv, &transport.HTTPOptions{ListenAddr: ln.Addr().String()}), nil)
-	go func() { _ = hs.Serve(ln) }()
+	opts := &transport.HTTPOptions{ListenAddr: ln.Addr().String()}
+	var stop func()
+	if engine == "fast" {
+		fs := transport.NewFastServer(srv, "/mcp", nil, opts)
+		go func() { _ = fs.Serve(ln) }()
+		stop = func() { _ = fs.Shutdown(context.Background()) }
+	} else {
+		h := transport.NewHTTPHandler(srv, opts)
+		hs := transport.NewHTTPServer(h, nil)
+		go func() { _ = hs.Serve(ln) }()
+		stop = func() { _ = hs.Close(); h.Close() }
+	}
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	b.Cleanup(func() {
 		tr.CloseIdleConnections()
-		_ = hs.Close()
-		_ = srv.Close(b.Context())
+		_ = srv.Close(context.Background())
+		stop()
 	})
 	return &node{url: "http://" + ln.Addr().String() + "/mcp", client: &http.Client{Transport: tr}}
 }
