@@ -94,8 +94,11 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		Logger:       s.log,
 		Observer:     s.opts.Observer,
 		Go:           s.pool.Go,
-		Dispatcher:   workpool.NewDispatcher(s.pool, 300),
-		OnOpen:       func(r *session.Ref) { s.open.Store(r.ID(), r) },
+		// A session's mailbox runs on the goroutine that posts to an idle
+		// one (its Receive never blocks): a request costs no hand-over
+		// between goroutines until its handler runs.
+		Dispatcher: actor.NewSynchronizedDispatcher(300),
+		OnOpen:     func(r *session.Ref) { s.open.Store(r.ID(), r) },
 		OnClose: func(r *session.Ref) {
 			s.open.Delete(r.ID())
 			if _, loaded := s.live.LoadAndDelete(r.ID()); loaded {

@@ -160,9 +160,9 @@ func (s *Server) listTools(req *messages.Message) (any, error) {
 }
 
 func (s *Server) callTool(ctx context.Context, sess *Session, req *messages.Message) (any, error) {
-	var p messages.CallToolParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
+	p, perr := messages.DecodeCallToolParams(req.Params)
+	if perr != nil {
+		return nil, perr
 	}
 	if p.Name == "" {
 		return nil, messages.Errorf(messages.CodeInvalidParams, `invalid params: "name" is required`)

@@ -254,6 +254,9 @@ func DecodeBatch(data []byte) ([]json.RawMessage, *Error) {
 // Marshal encodes v as JSON without HTML escaping. A json.RawMessage is used
 // as it is.
 func Marshal(v any) (json.RawMessage, error) {
+	if a, ok := v.(appender); ok && !isNilPointer(v) {
+		return a.appendJSON(nil)
+	}
 	switch r := v.(type) {
 	case json.RawMessage:
 		if r == nil {
@@ -272,8 +275,30 @@ func Marshal(v any) (json.RawMessage, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
+// isNilPointer reports whether v holds a nil pointer (which encodes as null).
+func isNilPointer(v any) bool {
+	switch p := v.(type) {
+	case *CallToolResult:
+		return p == nil
+	case *TextContent:
+		return p == nil
+	}
+	return false
+}
+
 // EncodeResult encodes a result response for id.
 func EncodeResult(id ID, result any) ([]byte, error) {
+	if a, ok := result.(appender); ok && !isNilPointer(result) {
+		b := make([]byte, 0, 128+len(id.raw))
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = append(b, id.Raw()...)
+		b = append(b, `,"result":`...)
+		b, err := a.appendJSON(b)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, '}'), nil
+	}
 	body, err := Marshal(result)
 	if err != nil {
 		return nil, err

@@ -90,7 +90,9 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 		fail(messages.Errorf(messages.CodeInternalError, "too many concurrent requests on this session (limit %d)", a.lim.MaxInflight))
 		return
 	}
-	ctx, cancel := context.WithCancel(a.ctx)
+	// Not a child of a.ctx: registering with a parent costs a map insert
+	// and delete per request; close cancels every in-flight request itself.
+	ctx, cancel := context.WithCancel(context.Background())
 	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(sink)}
 	sess, cfg, log := a.newSession(req), a.cfg, a.log
 	job := func() { serve(ctx, cfg, sess, req, log) }

@@ -43,7 +43,7 @@ func NewFastServer(host SessionHost, path string, other http.Handler, opts *HTTP
 		MaxRequestBodySize:           int(ep.opts.MaxBodyBytes),
 		KeepHijackedConns:            true, // taken-over GET streams are ours to close
 		CloseOnShutdown:              true,
-		ReduceMemoryUsage:            true, // idle keep-alive connections give their buffers back
+		ReduceMemoryUsage:            false, // GET streams are taken over; POST connections are few and busy
 		DisablePreParseMultipartForm: true,
 		NoDefaultServerHeader:        true,
 		Logger:                       fastLogger{ep.opts.Logger},

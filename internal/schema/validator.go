@@ -18,6 +18,7 @@ const rootURL = "mem:///schema.json"
 // immutable and safe for concurrent use.
 type Validator struct {
 	schema *jsv.Schema
+	fast   *fastObject // a check on the raw JSON for simple schemas, or nil
 }
 
 // Compile compiles a JSON Schema document once for repeated validation.
@@ -55,12 +56,19 @@ func compile(raw json.RawMessage, assertFormat bool) (*Validator, error) {
 		}
 		return nil, fmt.Errorf("%w: %w", ErrBadSchema, err)
 	}
-	return &Validator{schema: sch}, nil
+	v := &Validator{schema: sch}
+	if !assertFormat {
+		v.fast = newFastObject(raw)
+	}
+	return v, nil
 }
 
 // Validate checks a JSON instance. It returns nil, or a *ValidationError
 // (errors.Is ErrInvalid) when the instance is not JSON or breaks the schema.
 func (v *Validator) Validate(instance json.RawMessage) error {
+	if v.fast != nil && v.fast.valid(instance) {
+		return nil
+	}
 	doc, err := jsv.UnmarshalJSON(bytes.NewReader(instance))
 	if err != nil {
 		return notJSON(err)

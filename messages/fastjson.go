@@ -1,0 +1,207 @@
+package messages
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// This file holds hand-written encoders and decoders for the messages on
+// the hot path (tools/call and its result), which would otherwise go
+// through reflection. They produce exactly what encoding/json produces
+// (without HTML escaping, as Marshal does) and fall back to it for any field
+// they do not handle.
+
+// appender is implemented by types that can append their own JSON.
+type appender interface {
+	appendJSON(b []byte) ([]byte, error)
+}
+
+// appendString appends s as a JSON string, escaped as encoding/json does
+// with HTML escaping off: quotes, backslashes, control characters, U+2028
+// and U+2029, and invalid UTF-8 (as U+FFFD).
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// appendValue appends v: through its own encoder when it has one, else
+// through encoding/json.
+func appendValue(b []byte, v any) ([]byte, error) {
+	if a, ok := v.(appender); ok {
+		return a.appendJSON(b)
+	}
+	raw, err := Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, raw...), nil
+}
+
+// appendRaw appends raw JSON, compacted as encoding/json would.
+func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
+	for _, c := range raw {
+		if c == ' ' || c == '\n' || c == '\t' || c == '\r' {
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, raw); err != nil {
+				return nil, err
+			}
+			return append(b, buf.Bytes()...), nil
+		}
+	}
+	if !json.Valid(raw) {
+		return nil, &json.SyntaxError{}
+	}
+	return append(b, raw...), nil
+}
+
+func (c *TextContent) appendJSON(b []byte) ([]byte, error) {
+	if c.Annotations != nil || c.Meta != nil {
+		raw, err := c.MarshalJSON()
+		return append(b, raw...), err
+	}
+	b = append(b, `{"type":"text","text":`...)
+	b = appendString(b, c.Text)
+	return append(b, '}'), nil
+}
+
+func (l ContentList) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, '[')
+	for i, c := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendValue(b, c); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
+func (r *CallToolResult) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"content":`...)
+	b, err := r.Content.appendJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	if r.StructuredContent != nil {
+		b = append(b, `,"structuredContent":`...)
+		if b, err = appendRaw(b, r.StructuredContent); err != nil {
+			return nil, err
+		}
+	}
+	if r.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	if r.Meta != nil {
+		raw, err := Marshal(r.Meta)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"_meta":`...)
+		b = append(b, raw...)
+	}
+	return append(b, '}'), nil
+}
+
+// DecodeCallToolParams decodes tools/call params in one pass, as
+// DecodeParams would.
+func DecodeCallToolParams(raw json.RawMessage) (*CallToolParams, *Error) {
+	p := &CallToolParams{}
+	if len(raw) == 0 {
+		return p, nil
+	}
+	s := scanner{data: raw}
+	s.ws()
+	if s.pos >= len(raw) || raw[s.pos] != '{' {
+		return nil, DecodeParams(raw, p) // the general path words the error
+	}
+	var bad bool
+	ok := s.object(1, func(key, val []byte) {
+		switch string(key) {
+		case `"name"`:
+			if name, ok := unquote(val); ok {
+				p.Name = name
+			} else if string(val) != "null" {
+				bad = true
+			}
+		case `"arguments"`:
+			p.Arguments = val
+		case `"_meta"`, `"task"`:
+			bad = bad || !decodeInto(string(key), val, p)
+		default:
+			// An escaped name, or one that differs only in case (which
+			// encoding/json matches too): let encoding/json judge.
+			k, _ := unquote(key)
+			for _, name := range [...]string{"name", "arguments", "_meta", "task"} {
+				if strings.EqualFold(k, name) {
+					bad = true
+				}
+			}
+		}
+	})
+	if !ok || bad {
+		p = &CallToolParams{}
+		return p, DecodeParams(raw, p)
+	}
+	return p, nil
+}
+
+func decodeInto(key string, val []byte, p *CallToolParams) bool {
+	switch key {
+	case `"_meta"`:
+		return json.Unmarshal(val, &p.Meta) == nil
+	default:
+		return json.Unmarshal(val, &p.Task) == nil
+	}
+}
