@@ -78,43 +78,45 @@ func (e *endpoint) attach(ctx context.Context, ref *session.Ref, sink messages.S
 // servers that cannot hand the connection over (HTTP/2).
 func (e *endpoint) streamInline(x exchange, ref *session.Ref, sink *httpSink) {
 	ctx := x.context()
-	x.stream(func(w *eventWriter) {
-		var ping <-chan time.Time
-		if e.opts.KeepAlive > 0 {
-			t := time.NewTicker(e.opts.KeepAlive)
-			defer t.Stop()
-			ping = t.C
+	var ping <-chan time.Time
+	var ticker *time.Ticker
+	if e.opts.KeepAlive > 0 {
+		ticker = time.NewTicker(e.opts.KeepAlive)
+		ping = ticker.C
+	}
+	stop := func() {
+		if ticker != nil {
+			ticker.Stop()
 		}
-		if err := w.send(nil); err != nil { // send the head at once
-			ref.Send(&messages.DetachStream{Sink: sink})
-			return
-		}
-		for {
-			select {
-			case <-sink.wake:
-				frames, closed := sink.take()
-				if len(frames) > 0 {
-					end, err := w.write(frames)
-					if err != nil {
-						ref.Send(&messages.DetachStream{Sink: sink})
-						return
-					}
-					if end { // a resumed request stream, now answered
-						return
-					}
-				}
-				if closed {
-					return
-				}
-			case <-ping:
-				if err := w.comment("keepalive"); err != nil {
-					ref.Send(&messages.DetachStream{Sink: sink})
-					return
-				}
-			case <-ctx.Done():
-				ref.Send(&messages.DetachStream{Sink: sink})
-				return
+	}
+	first := true
+	x.stream(&eventSource{
+		next: func() ([]messages.Frame, bool, bool) {
+			if first { // an empty write: the head goes out at once
+				first = false
+				return nil, false, false
 			}
-		}
-	}, nil)
+			for {
+				select {
+				case <-sink.wake:
+					frames, closed := sink.take()
+					if closed {
+						stop()
+					}
+					if len(frames) > 0 || closed {
+						return frames, false, closed
+					}
+				case <-ping:
+					return nil, true, false
+				case <-ctx.Done():
+					stop()
+					return nil, false, true
+				}
+			}
+		},
+		failed: func() {
+			stop()
+			ref.Send(&messages.DetachStream{Sink: sink})
+		},
+	})
 }

@@ -114,7 +114,7 @@ func (e *endpoint) respond(x exchange, ref *session.Ref, sink *httpSink) {
 		}
 		// Closed with nothing to say (a request the client cancelled): an
 		// empty event stream, so that no response is sent.
-		x.stream(func(*eventWriter) {}, nil)
+		x.stream(&eventSource{next: func() ([]messages.Frame, bool, bool) { return nil, false, true }, failed: func() {}})
 		return
 	}
 	if f := frames[0]; f.End && f.EventID == "" && !prefersSSE(x) {
@@ -123,27 +123,19 @@ func (e *endpoint) respond(x exchange, ref *session.Ref, sink *httpSink) {
 	}
 	first := append([]messages.Frame(nil), frames...) // the sink reuses its slice
 	ctx := x.context()
-	gone := func() { // the client hung up: its frames wait in the event log
-		sink.Close()
-		ref.Send(&messages.DetachStream{Sink: sink})
-	}
-	x.stream(func(w *eventWriter) {
-		frames := first
-		for {
-			end, err := w.write(frames)
-			if err != nil {
-				ref.Send(&messages.DetachStream{Sink: sink})
-				return
+	x.stream(&eventSource{
+		next: func() ([]messages.Frame, bool, bool) {
+			if first != nil {
+				f := first
+				first = nil
+				return f, false, closed
 			}
-			if end || closed {
-				return
-			}
-			if frames, closed, ok = sink.wait(ctx); !ok {
-				ref.Send(&messages.DetachStream{Sink: sink})
-				return
-			}
-		}
-	}, gone)
+			frames, closed, ok := sink.wait(ctx)
+			return frames, false, closed || !ok
+		},
+		failed: func() { ref.Send(&messages.DetachStream{Sink: sink}) },
+		gone:   sink.Close, // the client hung up: its frames wait in the event log
+	})
 }
 
 // batch handles a JSON-RPC batch, which only revision 2025-03-26 allows (a
@@ -167,15 +159,17 @@ func (e *endpoint) batch(x exchange, principal, version string, body []byte) {
 	}
 	wake := make(chan struct{}, 1)
 	var sinks []*httpSink
-	var early []messages.Frame // answers to items that could not be decoded
+	// Answers to items that could not be decoded. No frame of a batch's
+	// stream is marked End: the stream ends when every request is answered.
+	var early []messages.Frame
 	for _, raw := range items {
 		m, derr := messages.Decode(raw)
 		switch {
 		case derr != nil:
-			early = append(early, messages.Frame{Data: messages.EncodeError(idOf(m), derr), End: true})
+			early = append(early, messages.Frame{Data: messages.EncodeError(idOf(m), derr)})
 		case m.Kind() == messages.KindRequest && m.Method == messages.MethodInitialize:
 			early = append(early, messages.Frame{Data: messages.EncodeError(m.ID, messages.Errorf(messages.CodeInvalidRequest,
-				"invalid request: initialize cannot be part of a batch")), End: true})
+				"invalid request: initialize cannot be part of a batch"))})
 		case m.Kind() == messages.KindRequest:
 			s := newHTTPSink(e.opts.StreamQueue)
 			s.wake = wake
@@ -192,47 +186,50 @@ func (e *endpoint) batch(x exchange, principal, version string, body []byte) {
 		return
 	}
 	ctx := x.context()
-	detachAll := func() {
-		for _, s := range sinks {
-			ref.Send(&messages.DetachStream{Sink: s})
-		}
-	}
-	gone := func() { // the client hung up: end the loop below too
-		for _, s := range sinks {
-			s.Close()
-		}
-		detachAll()
-	}
-	x.stream(func(w *eventWriter) {
-		if len(early) > 0 {
-			if _, err := w.write(early); err != nil {
-				detachAll()
-				return
+	pending := early
+	x.stream(&eventSource{
+		next: func() ([]messages.Frame, bool, bool) {
+			if pending != nil {
+				f := pending
+				pending = nil
+				return f, false, len(sinks) == 0
 			}
-		}
-		for len(sinks) > 0 {
-			select {
-			case <-wake:
-			case <-ctx.Done():
-				detachAll()
-				return
-			}
-			open := sinks[:0]
-			for _, s := range sinks {
-				frames, closed := s.take()
-				end := false
-				if len(frames) > 0 {
-					var err error
-					if end, err = w.write(frames); err != nil {
-						detachAll()
-						return
+			for len(sinks) > 0 {
+				select {
+				case <-wake:
+				case <-ctx.Done():
+					return nil, false, true
+				}
+				var out []messages.Frame
+				open := sinks[:0]
+				for _, s := range sinks {
+					frames, closed := s.take()
+					end := false
+					for _, f := range frames {
+						end = end || f.End
+						f.End = false // one stream for all: only the last answer ends it
+						out = append(out, f)
+					}
+					if !end && !closed {
+						open = append(open, s)
 					}
 				}
-				if !end && !closed {
-					open = append(open, s)
+				sinks = open
+				if len(out) > 0 {
+					return out, false, len(sinks) == 0
 				}
 			}
-			sinks = open
-		}
-	}, gone)
+			return nil, false, true
+		},
+		failed: func() {
+			for _, s := range sinks {
+				ref.Send(&messages.DetachStream{Sink: s})
+			}
+		},
+		gone: func() { // the client hung up: end the wait above too
+			for _, s := range sinks {
+				s.Close()
+			}
+		},
+	})
 }

@@ -55,11 +55,21 @@ func appendEvents(buf []byte, frames []messages.Frame, retry string) ([]byte, bo
 	return buf, end
 }
 
-// write sends frames as events and reports whether the last one ended the
-// stream.
-func (ew *eventWriter) write(frames []messages.Frame) (end bool, err error) {
+// write sends frames as events (and a keep-alive comment with ping), and
+// reports whether the last one ended the stream. The events that end a
+// stream are not flushed: the server sends them with the end of the
+// response, in one write.
+func (ew *eventWriter) write(frames []messages.Frame, ping bool) (end bool, err error) {
 	ew.buf, end = appendEvents(ew.buf[:0], frames, ew.retry)
-	if err := ew.send(ew.buf); err != nil {
+	if ping {
+		ew.buf = append(ew.buf, ": keepalive\n\n"...)
+	}
+	if end {
+		_, err = ew.w.Write(ew.buf)
+	} else {
+		err = ew.send(ew.buf)
+	}
+	if err != nil {
 		return false, err
 	}
 	if ew.obs != nil {
@@ -68,11 +78,6 @@ func (ew *eventWriter) write(frames []messages.Frame) (end bool, err error) {
 		}
 	}
 	return end, nil
-}
-
-// comment sends an SSE comment (a keep-alive ping).
-func (ew *eventWriter) comment(text string) error {
-	return ew.send([]byte(": " + text + "\n\n"))
 }
 
 func (ew *eventWriter) send(b []byte) error {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+
+	"github.com/mcp-actors/mcp-actors/messages"
 )
 
 // exchange is one HTTP request and its answer, whichever HTTP server
@@ -23,13 +25,12 @@ type exchange interface {
 	setHeader(name, value string)
 	// reply answers with status and, when body is not nil, a JSON body.
 	reply(status int, body []byte)
-	// stream answers 200 with an event stream and calls feed to write it.
-	// feed may run after stream returns (fasthttp writes the body once the
-	// handler is done), so nothing may follow a call to stream. gone, when
-	// not nil, is called from another goroutine if the client hangs up
-	// while feed runs, where the server can tell (net/http ends the
-	// request's context instead).
-	stream(feed func(w *eventWriter), gone func())
+	// stream answers 200 with an event stream and writes what src yields
+	// until it says done or an end frame (a request's response) goes out.
+	// The stream may be written after stream returns (fasthttp writes the
+	// body once the handler is done), so nothing may follow a call to
+	// stream.
+	stream(src *eventSource)
 	// canHijack reports whether hijack can hand the connection over (not
 	// on HTTP/2).
 	canHijack() bool
@@ -38,6 +39,20 @@ type exchange interface {
 	// take may run after hijack returns; nothing may follow a call to
 	// hijack. The head of the response is take's to write.
 	hijack(take func(net.Conn))
+}
+
+// eventSource yields an event stream's content, pulled by the HTTP server.
+type eventSource struct {
+	// next blocks until there is something to write: frames, or a ping
+	// (a keep-alive comment); done says nothing follows them.
+	next func() (frames []messages.Frame, ping, done bool)
+	// failed is called, once, if the stream ends before done because the
+	// client went away or a write failed.
+	failed func()
+	// gone, when not nil, is called from another goroutine if the client
+	// hangs up while the stream is written, where the server can tell:
+	// it should make next return done at once.
+	gone func()
 }
 
 // errBodyTooLarge reports a request body over the limit (413).

@@ -1,10 +1,10 @@
 package transport
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -76,7 +76,7 @@ func (s *FastServer) handle(ctx *fasthttp.RequestCtx) {
 		ctx.SetStatusCode(http.StatusNotFound)
 		return
 	}
-	x := &fastExchange{ctx: ctx, o: &s.ep.opts, watcher: s.ep.watcher}
+	x := &fastExchange{ctx: ctx, o: &s.ep.opts, retry: s.ep.retry, watcher: s.ep.watcher}
 	obs := s.ep.opts.Observer
 	if obs != nil {
 		x.start = time.Now()
@@ -90,7 +90,7 @@ func (s *FastServer) handle(ctx *fasthttp.RequestCtx) {
 // handleError answers requests fasthttp could not read, in the endpoint's
 // style.
 func (s *FastServer) handleError(ctx *fasthttp.RequestCtx, err error) {
-	x := &fastExchange{ctx: ctx, o: &s.ep.opts}
+	x := &fastExchange{ctx: ctx, o: &s.ep.opts, retry: s.ep.retry}
 	var bodyErr interface{ Timeout() bool }
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
@@ -106,6 +106,7 @@ func (s *FastServer) handleError(ctx *fasthttp.RequestCtx, err error) {
 type fastExchange struct {
 	ctx     *fasthttp.RequestCtx
 	o       *HTTPOptions
+	retry   string
 	watcher *closeWatcher
 	start   time.Time
 	// deferred is set when the answer outlives the handler (a stream, or a
@@ -117,6 +118,69 @@ func (x *fastExchange) method() string            { return string(x.ctx.Method()
 func (x *fastExchange) header(name string) string { return string(x.ctx.Request.Header.Peek(name)) }
 func (x *fastExchange) host() string              { return string(x.ctx.Host()) }
 func (x *fastExchange) context() context.Context  { return x.ctx }
+
+// sseBody is an event stream as an io.Reader that fasthttp pulls: each Read
+// waits for the next events.
+type sseBody struct {
+	src     *eventSource
+	o       *HTTPOptions
+	retry   string
+	method  string
+	start   time.Time
+	watcher *closeWatcher
+	watch   *watch
+	conn    net.Conn // for write deadlines: a client that stops reading is cut off
+
+	buf      []byte // formatted events not yet read
+	off      int
+	finished bool // nothing after buf
+	closed   bool
+}
+
+// Read returns formatted events, waiting for some.
+func (b *sseBody) Read(p []byte) (int, error) {
+	for b.off == len(b.buf) {
+		if b.finished {
+			return 0, io.EOF
+		}
+		frames, ping, done := b.src.next()
+		var end bool
+		b.buf, end = appendEvents(b.buf[:0], frames, b.retry)
+		if ping {
+			b.buf = append(b.buf, ": keepalive\n\n"...)
+		}
+		b.off = 0
+		b.finished = done || end
+		if obs := b.o.Observer; obs != nil {
+			for range frames {
+				obs.StreamEvent(false)
+			}
+		}
+	}
+	n := copy(p, b.buf[b.off:])
+	b.off += n
+	_ = b.conn.SetWriteDeadline(time.Now().Add(b.o.WriteTimeout))
+	return n, nil
+}
+
+// Close is called by fasthttp when the body is done, or when writing it
+// failed (then the client is gone: the session must stop using the sink).
+func (b *sseBody) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if b.watcher != nil {
+		b.watcher.remove(b.watch) // before fasthttp reads the next request
+	}
+	if !b.finished {
+		b.src.failed()
+	}
+	if obs := b.o.Observer; obs != nil {
+		obs.HTTPRequest(b.method, http.StatusOK, time.Since(b.start))
+	}
+	return nil
+}
 func (x *fastExchange) setHeader(name, value string) {
 	x.ctx.Response.Header.Set(name, value)
 }
@@ -148,29 +212,20 @@ func (x *fastExchange) reply(status int, body []byte) {
 	}
 }
 
-func (x *fastExchange) stream(feed func(w *eventWriter), gone func()) {
+func (x *fastExchange) stream(src *eventSource) {
 	x.ctx.SetStatusCode(http.StatusOK)
 	x.ctx.SetContentType("text/event-stream")
 	x.ctx.Response.Header.Set("Cache-Control", "no-cache")
 	x.ctx.Response.Header.Set("X-Accel-Buffering", "no")
-	conn, o, watcher := x.ctx.Conn(), x.o, x.watcher
-	method, start := string(x.ctx.Method()), x.start
-	x.deferred = true
-	x.ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
-		if obs := o.Observer; obs != nil {
-			defer func() { obs.HTTPRequest(method, http.StatusOK, time.Since(start)) }()
-		}
-		var wt *watch
-		if gone != nil {
-			wt = watcher.add(conn, gone)
-			defer watcher.remove(wt) // before fasthttp reads the next request
-		}
-		ew := newEventWriter(w, w.Flush, conn.SetWriteDeadline, o)
-		if ew.send(nil) != nil { // the head, at once
-			return
-		}
-		feed(ew)
-	})
+	body := &sseBody{src: src, o: x.o, retry: x.retry, method: string(x.ctx.Method()), start: x.start, conn: x.ctx.Conn()}
+	if src.gone != nil {
+		body.watch = x.watcher.add(x.ctx.Conn(), src.gone)
+		body.watcher = x.watcher
+	}
+	x.deferred = true // the body reports when it ends
+	// fasthttp's connection goroutine pulls the body and writes it as
+	// chunks, each flushed: no extra goroutine, no copy through a pipe.
+	x.ctx.SetBodyStream(body, -1)
 }
 
 func (x *fastExchange) canHijack() bool { return true }

@@ -83,17 +83,26 @@ func (x *stdExchange) reply(status int, body []byte) {
 	}
 }
 
-func (x *stdExchange) stream(feed func(w *eventWriter), _ func()) {
+func (x *stdExchange) stream(src *eventSource) {
 	h := x.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // let proxies stream
-	x.w.WriteHeader(http.StatusOK)
+	x.w.WriteHeader(http.StatusOK) // sent with the first events, in one write
 	rc := http.NewResponseController(x.w)
-	if rc.Flush() != nil {
-		return
+	ew := newEventWriter(x.w, rc.Flush, rc.SetWriteDeadline, x.o)
+	ctx := x.r.Context()
+	for {
+		frames, ping, done := src.next()
+		end, err := ew.write(frames, ping)
+		if err != nil || (done && !end && ctx.Err() != nil) {
+			src.failed()
+			return
+		}
+		if end || done {
+			return
+		}
 	}
-	feed(newEventWriter(x.w, rc.Flush, rc.SetWriteDeadline, x.o))
 }
 
 func (x *stdExchange) canHijack() bool { return x.r.ProtoMajor == 1 }
