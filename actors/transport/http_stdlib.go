@@ -88,7 +88,7 @@ func (x *stdExchange) stream(src *eventSource) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // let proxies stream
-	x.w.WriteHeader(http.StatusOK) // sent with the first events, in one write
+	x.w.WriteHeader(http.StatusOK)   // sent with the first events, in one write
 	rc := http.NewResponseController(x.w)
 	ew := newEventWriter(x.w, rc.Flush, rc.SetWriteDeadline, x.o)
 	ctx := x.r.Context()
