@@ -34,6 +34,7 @@ type Metrics struct {
 	// *methodMetrics), so that the hot path does no label hashing. A
 	// method's series appear once it is first seen.
 	byMethod sync.Map
+	byHTTP   sync.Map // httpKey → *httpMetrics
 }
 
 // methodMetrics are one method's children of the request metrics.
@@ -138,8 +139,35 @@ func (m *Metrics) EventsReplayed(n int) { m.eventsReplayed.Add(float64(n)) }
 
 // HTTPRequest implements transport.Observer.
 func (m *Metrics) HTTPRequest(method string, status int, d time.Duration) {
-	m.httpRequests.WithLabelValues(method, strconv.Itoa(status)).Inc()
-	m.httpLatency.WithLabelValues(method).Observe(d.Seconds())
+	switch method {
+	case "GET", "POST", "DELETE":
+	default:
+		method = "other" // clients choose methods: keep the label set small
+	}
+	key := httpKey{method, status}
+	hm, ok := m.byHTTP.Load(key)
+	if !ok {
+		hm, _ = m.byHTTP.LoadOrStore(key, &httpMetrics{
+			requests: m.httpRequests.WithLabelValues(method, strconv.Itoa(status)),
+			latency:  m.httpLatency.WithLabelValues(method),
+		})
+	}
+	h := hm.(*httpMetrics)
+	h.requests.Inc()
+	h.latency.Observe(d.Seconds())
+}
+
+// httpKey and httpMetrics cache the children of the HTTP metrics. Methods
+// and status codes come from a small set (the server answers only GET,
+// POST and DELETE, and 405 for the rest).
+type httpKey struct {
+	method string
+	status int
+}
+
+type httpMetrics struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 // StreamEvent implements transport.Observer.
