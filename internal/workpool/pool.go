@@ -1,7 +1,7 @@
 // Package workpool runs short functions on reused goroutines. Starting a
 // goroutine is cheap, but a new one starts with a small stack that a deep
 // call (JSON, HTTP, a tool handler) must grow by copying; a pool keeps a
-// few warm goroutines so that actor mailboxes and request handlers skip
+// few warm goroutines so that request handlers and stream writers skip
 // both costs. Functions beyond the idle workers get a goroutine of their
 // own, so Go never blocks and never queues.
 //
@@ -75,22 +75,3 @@ func (p *Pool) Close() {
 	close(p.stop)
 	p.wg.Wait()
 }
-
-// Dispatcher adapts the pool to protoactor-go's actor.Dispatcher, so that
-// mailboxes are processed on pooled goroutines.
-type Dispatcher struct {
-	Pool       *Pool
-	throughput int
-}
-
-// NewDispatcher returns a dispatcher that processes up to throughput
-// messages per mailbox run.
-func NewDispatcher(p *Pool, throughput int) *Dispatcher {
-	return &Dispatcher{Pool: p, throughput: throughput}
-}
-
-// Schedule runs fn on the pool.
-func (d *Dispatcher) Schedule(fn func()) { d.Pool.Go(fn) }
-
-// Throughput is the number of messages processed per mailbox run.
-func (d *Dispatcher) Throughput() int { return d.throughput }
