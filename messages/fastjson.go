@@ -205,3 +205,35 @@ func decodeInto(key string, val []byte, p *CallToolParams) bool {
 		return json.Unmarshal(val, &p.Task) == nil
 	}
 }
+
+func (p *ElicitParams) appendJSON(b []byte) ([]byte, error) {
+	if p.Task != nil || p.Meta != nil {
+		type plain ElicitParams // no appendJSON: the reflection path
+		raw, err := Marshal((*plain)(p))
+		return append(b, raw...), err
+	}
+	b = append(b, '{')
+	if p.Mode != "" {
+		b = append(b, `"mode":`...)
+		b = appendString(b, p.Mode)
+		b = append(b, ',')
+	}
+	b = append(b, `"message":`...)
+	b = appendString(b, p.Message)
+	if p.RequestedSchema != nil {
+		b = append(b, `,"requestedSchema":`...)
+		var err error
+		if b, err = appendRaw(b, p.RequestedSchema); err != nil {
+			return nil, err
+		}
+	}
+	if p.URL != "" {
+		b = append(b, `,"url":`...)
+		b = appendString(b, p.URL)
+	}
+	if p.ElicitationID != "" {
+		b = append(b, `,"elicitationId":`...)
+		b = appendString(b, p.ElicitationID)
+	}
+	return append(b, '}'), nil
+}

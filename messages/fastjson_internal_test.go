@@ -82,3 +82,20 @@ func FuzzDecodeCallToolParamsMatchesDecodeParams(f *testing.F) {
 		assert.Equal(t, want.Task, got.Task)
 	})
 }
+
+func TestElicitParamsEncodingMatchesEncodingJSON(t *testing.T) {
+	ttl := int64(5)
+	for _, p := range []*ElicitParams{
+		{Message: "who?"},
+		{Mode: "form", Message: "n\"ame", RequestedSchema: json.RawMessage(`{"type": "object", "properties": {}}`)},
+		{Mode: "url", Message: "go", URL: "https://e.example/x?a=1&b=<2>", ElicitationID: "e1"},
+		{Message: "t", Task: &TaskMetadata{TTL: &ttl}, Meta: Meta{"k": json.RawMessage(`true`)}},
+	} {
+		fast, err := Marshal(p)
+		require.NoError(t, err)
+		type plain ElicitParams
+		want, err := json.Marshal((*plain)(p))
+		require.NoError(t, err)
+		assert.JSONEq(t, string(want), string(fast))
+	}
+}

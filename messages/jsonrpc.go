@@ -282,6 +282,8 @@ func isNilPointer(v any) bool {
 		return p == nil
 	case *TextContent:
 		return p == nil
+	case *ElicitParams:
+		return p == nil
 	}
 	return false
 }
