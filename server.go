@@ -94,6 +94,7 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		Logger:       s.log,
 		Observer:     s.opts.Observer,
 		Go:           s.pool.Go,
+		Inline:       &inlinePolicy{},
 		// A session's mailbox runs on the goroutine that posts to an idle
 		// one (its Receive never blocks): a request costs no hand-over
 		// between goroutines until its handler runs.

@@ -36,6 +36,20 @@ type Sink interface {
 	Close()
 }
 
+// Runner is implemented by sinks whose transport has a goroutine waiting
+// for the request's answer anyway (an HTTP handler): the session may hand
+// it the request's handler to run there, saving two hand-overs between
+// goroutines. job returns the encoded response when the transport may write
+// it itself (the handler sent nothing else on the request's stream), and nil
+// when the response comes through Deliver as usual. A frame delivered while
+// job runs must still reach the client at once (the handler may be waiting
+// for the client's answer to it): the transport streams it from another
+// goroutine. Run reports whether the transport takes the job; it must not
+// run job itself (it is called on the session actor) and must not block.
+type Runner interface {
+	Run(job func() []byte) bool
+}
+
 // ErrStreamActive answers AttachStream for a standalone stream that already
 // has a live connection (HTTP 409).
 var ErrStreamActive = errors.New("messages: the stream already has a connection")

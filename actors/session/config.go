@@ -85,6 +85,9 @@ type Config struct {
 	Observer Observer
 	// Go runs handlers off the mailbox (nil: a new goroutine each).
 	Go func(func())
+	// Inline, when set, says which requests may run on the transport's own
+	// goroutine (see messages.Runner) and learns which ones send frames.
+	Inline InlinePolicy
 	// Dispatcher processes the sessions' mailboxes (nil: protoactor's
 	// default, a new goroutine per mailbox run).
 	Dispatcher actor.Dispatcher
@@ -114,4 +117,17 @@ type Observer interface {
 	PendingCalls(delta int)
 	// EventsReplayed reports stream events resent after Last-Event-ID.
 	EventsReplayed(n int)
+}
+
+// InlinePolicy decides which requests run their handler on the transport's
+// goroutine when the transport offers it (messages.Runner). Running there
+// saves two goroutine hand-overs; a handler that sends frames before its
+// answer (progress, logs, server-to-client requests) costs the transport a
+// second goroutine instead, so the policy learns which handlers do.
+type InlinePolicy interface {
+	// Inline reports whether req's handler should run on the transport's
+	// goroutine.
+	Inline(req *messages.Message) bool
+	// Streamed is told that req's handler sent frames while it ran there.
+	Streamed(req *messages.Message)
 }

@@ -95,7 +95,11 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 	ctx, cancel := context.WithCancel(context.Background())
 	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(sink)}
 	sess, cfg, log := a.newSession(req), a.cfg, a.log
-	job := func() { serve(ctx, cfg, sess, req, log) }
+	if r, ok := sink.(messages.Runner); ok && cfg.Inline != nil && cfg.Inline.Inline(req) &&
+		r.Run(func() []byte { return serve(ctx, cfg, sess, req, log, true) }) {
+		return
+	}
+	job := func() { serve(ctx, cfg, sess, req, log, false) }
 	if cfg.Go != nil {
 		cfg.Go(job)
 	} else {
@@ -137,8 +141,11 @@ func (a *sessionActor) newSession(req *messages.Message) *Session {
 	return &Session{ref: a.ref, info: a.info, req: rs}
 }
 
-// serve runs a handler off the mailbox and reports its response.
-func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, log *slog.Logger) {
+// serve runs a handler off the mailbox and reports its response. With
+// direct (the transport runs it, see messages.Runner) it returns the
+// response for the transport to write when the handler sent nothing else
+// on its stream; the session is then only told the request is over.
+func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, log *slog.Logger, direct bool) (out []byte) {
 	var frame []byte
 	var start time.Time
 	if cfg.Observer != nil {
@@ -150,7 +157,20 @@ func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, 
 			log.Error("handler panicked", "method", req.Method, "panic", p, "stack", string(debug.Stack()))
 			frame = messages.EncodeError(req.ID, messages.ErrInternal)
 		}
-		s.ref.post(&requestDone{id: req.ID, frame: frame})
+		switch {
+		case !direct:
+			s.ref.post(&requestDone{id: req.ID, frame: frame})
+		case s.req.emitted.Load() == 0 && ctx.Err() == nil:
+			// (A cancelled request, or one of a closed session, gets no
+			// response: the session decides, as for any other.)
+			out = frame
+			s.ref.post(&requestDone{id: req.ID, direct: true})
+		default:
+			if s.req.emitted.Load() > 0 {
+				cfg.Inline.Streamed(req)
+			}
+			s.ref.post(&requestDone{id: req.ID, frame: frame})
+		}
 		if cfg.Observer != nil {
 			if ctx.Err() != nil && !s.ref.Closed() {
 				outcome = OutcomeCancelled
@@ -162,7 +182,7 @@ func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, 
 	if err == nil {
 		if frame, err = messages.EncodeResult(req.ID, res); err == nil {
 			outcome = OutcomeOK
-			return
+			return nil // set by the deferred function
 		}
 		log.Error("encoding a result failed", "method", req.Method, "err", err)
 		err = messages.ErrInternal
@@ -175,6 +195,7 @@ func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, 
 		wire = messages.ErrInternal
 	}
 	frame = messages.EncodeError(req.ID, wire)
+	return nil // set by the deferred function
 }
 
 // requestDone sends a finished handler's response on its stream, unless the
@@ -189,6 +210,13 @@ func (a *sessionActor) requestDone(m *requestDone) {
 	if inf.cancelled {
 		if st := inf.stream; st != nil {
 			a.streams.park(st)
+		}
+		return
+	}
+	if m.direct { // the transport wrote the response itself
+		if st := inf.stream; st != nil {
+			st.done = true
+			a.streams.forget(st)
 		}
 		return
 	}

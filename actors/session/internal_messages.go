@@ -9,10 +9,11 @@ import (
 type internalMessage interface{ sessionMessage() }
 
 // requestDone reports that the handler of request id returned. frame is the
-// encoded response, or nil when none must be sent (cancelled by the client).
+// encoded response; with direct the transport has written it already.
 type requestDone struct {
-	id    messages.ID
-	frame []byte
+	id     messages.ID
+	frame  []byte
+	direct bool
 }
 
 // sendFrame asks the session to send an encoded message on the stream of

@@ -102,6 +102,11 @@ func (e *endpoint) initialize(x exchange, principal string, msg *messages.Messag
 // goes away the stream is only detached: the request goes on, and the
 // client may resume it with Last-Event-ID.
 func (e *endpoint) respond(x exchange, ref *session.Ref, sink *httpSink) {
+	if job := sink.takeJob(); job != nil {
+		if e.runInline(x, ref, sink, job) {
+			return
+		}
+	}
 	frames, closed, ok := sink.wait(x.context())
 	if !ok {
 		ref.Send(&messages.DetachStream{Sink: sink})
@@ -138,6 +143,44 @@ func (e *endpoint) respond(x exchange, ref *session.Ref, sink *httpSink) {
 	})
 }
 
+// runInline runs a request's handler on this goroutine (messages.Runner).
+// A handler that sends nothing but its answer gets it written here, with
+// no other goroutine involved. Frames it sends while it runs are streamed
+// by a second goroutine at once (it may be waiting for the client's answer
+// to them). It reports whether the exchange is complete; when not, the
+// answer comes through the sink as usual.
+func (e *endpoint) runInline(x exchange, ref *session.Ref, sink *httpSink, job func() []byte) bool {
+	var finish func()
+	ctx := x.context()
+	sink.beginInline(func() {
+		finish = x.streamAside(&eventSource{
+			next: func() ([]messages.Frame, bool, bool) {
+				frames, closed, ok := sink.wait(ctx)
+				return frames, false, closed || !ok
+			},
+			failed: func() { ref.Send(&messages.DetachStream{Sink: sink}) },
+			gone:   sink.Close,
+		})
+	})
+	direct := job()
+	if sink.endInline() { // finish was set under the sink's lock, before
+		finish()
+		return true
+	}
+	if direct == nil {
+		return false
+	}
+	if prefersSSE(x) {
+		x.stream(&eventSource{
+			next:   func() ([]messages.Frame, bool, bool) { return []messages.Frame{{Data: direct, End: true}}, false, true },
+			failed: func() {},
+		})
+		return true
+	}
+	x.reply(200, direct)
+	return true
+}
+
 // batch handles a JSON-RPC batch, which only revision 2025-03-26 allows (a
 // missing MCP-Protocol-Version header means 2025-03-26). Its notifications
 // and responses are delivered at once; its requests are answered on one
@@ -172,7 +215,7 @@ func (e *endpoint) batch(x exchange, principal, version string, body []byte) {
 				"invalid request: initialize cannot be part of a batch"))})
 		case m.Kind() == messages.KindRequest:
 			s := newHTTPSink(e.opts.StreamQueue)
-			s.wake = wake
+			s.wake, s.noRun = wake, true
 			sinks = append(sinks, s)
 			ref.Send(&messages.HandleRequest{Msg: m, Sink: s})
 		case m.Kind() == messages.KindNotification:

@@ -31,6 +31,12 @@ type exchange interface {
 	// body once the handler is done), so nothing may follow a call to
 	// stream.
 	stream(src *eventSource)
+	// streamAside answers 200 with an event stream written by a new
+	// goroutine, while the handler goroutine is busy running a request's
+	// handler (see messages.Runner). It returns at once; the handler
+	// goroutine calls the returned finish once the handler has returned,
+	// which waits for the stream to end and completes the exchange.
+	streamAside(src *eventSource) (finish func())
 	// canHijack reports whether hijack can hand the connection over (not
 	// on HTTP/2).
 	canHijack() bool

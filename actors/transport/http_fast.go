@@ -228,6 +228,58 @@ func (x *fastExchange) stream(src *eventSource) {
 	x.ctx.SetBodyStream(body, -1)
 }
 
+// streamAside writes the event stream straight onto the connection while
+// fasthttp's goroutine runs the handler (fasthttp could only start a body
+// once the handler function returns). The response is closed by ending the
+// connection, which is then taken back from fasthttp.
+func (x *fastExchange) streamAside(src *eventSource) func() {
+	conn, o, retry := x.ctx.Conn(), x.o, x.retry
+	var wt *watch
+	if src.gone != nil {
+		wt = x.watcher.add(conn, src.gone)
+	}
+	done := make(chan struct{})
+	x.deferred = true
+	method, start := string(x.ctx.Method()), x.start
+	go func() {
+		defer close(done)
+		defer x.watcher.remove(wt)
+		if obs := o.Observer; obs != nil { // the exchange ends with the stream
+			defer func() { obs.HTTPRequest(method, http.StatusOK, time.Since(start)) }()
+		}
+		buf := []byte(sseHead)
+		for {
+			frames, ping, end := src.next()
+			var last bool
+			buf, last = appendEvents(buf, frames, retry)
+			if ping {
+				buf = append(buf, ": keepalive\n\n"...)
+			}
+			if len(buf) > 0 {
+				_ = conn.SetWriteDeadline(time.Now().Add(o.WriteTimeout))
+				if _, err := conn.Write(buf); err != nil {
+					src.failed()
+					return
+				}
+				if obs := o.Observer; obs != nil {
+					for range frames {
+						obs.StreamEvent(false)
+					}
+				}
+			}
+			if end || last {
+				return
+			}
+			buf = buf[:0]
+		}
+	}()
+	return func() {
+		<-done
+		x.ctx.HijackSetNoResponse(true)
+		x.ctx.Hijack(func(c net.Conn) { _ = c.Close() })
+	}
+}
+
 func (x *fastExchange) canHijack() bool { return true }
 
 func (x *fastExchange) hijack(take func(net.Conn)) {

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // originPolicy decides which Host and Origin headers a server accepts, to
@@ -15,10 +17,17 @@ type originPolicy struct {
 	loopback bool     // listening on loopback only
 	hosts    []string // allow-list of Host values (lower case); nil: default
 	origins  []string // allow-list of Origin values (lower case); nil: default
+
+	// allowed remembers Host values found allowed (the few a deployment
+	// sees), so that most requests skip parsing; at most maxAllowedCache.
+	allowed      *sync.Map
+	allowedCount *atomic.Int32
 }
 
+const maxAllowedCache = 64
+
 func newOriginPolicy(o *HTTPOptions) originPolicy {
-	p := originPolicy{loopback: isLoopbackAddr(o.ListenAddr)}
+	p := originPolicy{loopback: isLoopbackAddr(o.ListenAddr), allowed: &sync.Map{}, allowedCount: &atomic.Int32{}}
 	for _, h := range o.AllowedHosts {
 		p.hosts = append(p.hosts, strings.ToLower(strings.TrimSpace(h)))
 	}
@@ -30,6 +39,19 @@ func newOriginPolicy(o *HTTPOptions) originPolicy {
 
 // hostAllowed checks the Host header.
 func (p originPolicy) hostAllowed(host string) bool {
+	if _, ok := p.allowed.Load(host); ok {
+		return true
+	}
+	if !p.checkHost(host) {
+		return false
+	}
+	if p.allowedCount.Add(1) <= maxAllowedCache {
+		p.allowed.Store(host, struct{}{})
+	}
+	return true
+}
+
+func (p originPolicy) checkHost(host string) bool {
 	host = strings.ToLower(host)
 	if p.hosts != nil {
 		if slices.Contains(p.hosts, "*") || slices.Contains(p.hosts, host) {

@@ -22,6 +22,52 @@ type httpSink struct {
 	spare    []messages.Frame // the previous batch's slice, reused
 	closed   bool
 	overflow bool
+
+	// A request's handler handed over with Run (messages.Runner), and how
+	// it runs: inline while the waiting goroutine runs it; aside starts a
+	// second goroutine to stream frames delivered meanwhile, at most once.
+	job      func() []byte
+	noRun    bool // refuse jobs (a batch: its requests run side by side)
+	inline   bool
+	aside    func()
+	streamed bool
+}
+
+// Run takes the request's handler for the goroutine waiting on the sink.
+func (s *httpSink) Run(job func() []byte) bool {
+	if s.noRun {
+		return false
+	}
+	s.mu.Lock()
+	s.job = job
+	s.mu.Unlock()
+	s.signal()
+	return true
+}
+
+// takeJob returns the handler Run left, once.
+func (s *httpSink) takeJob() func() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	job := s.job
+	s.job = nil
+	return job
+}
+
+// beginInline says the waiting goroutine now runs the job; a frame
+// delivered until endInline calls aside (once).
+func (s *httpSink) beginInline(aside func()) {
+	s.mu.Lock()
+	s.inline, s.aside = true, aside
+	s.mu.Unlock()
+}
+
+// endInline says the job returned, and reports whether aside was called.
+func (s *httpSink) endInline() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inline, s.aside = false, nil
+	return s.streamed
 }
 
 func newHTTPSink(max int) *httpSink {
@@ -40,6 +86,12 @@ func (s *httpSink) Deliver(f messages.Frame) bool {
 		s.queue = append(s.queue, f)
 	} else {
 		s.closed, s.overflow = true, true
+	}
+	if s.inline && !s.streamed {
+		// Under the lock: endInline must see what aside set up. aside only
+		// starts a goroutine.
+		s.streamed = true
+		s.aside()
 	}
 	s.mu.Unlock()
 	s.signal()

@@ -33,14 +33,13 @@ func (h *HTTPHandler) Close() { h.ep.close() }
 
 // ServeHTTP implements http.Handler.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	x := &stdExchange{w: w, r: r, o: &h.ep.opts}
+	x := &stdExchange{w: w, r: r, o: &h.ep.opts, start: time.Now()}
 	if obs := h.ep.opts.Observer; obs != nil {
-		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		x.w = sw
 		defer func() {
-			if !x.hijacked { // a taken-over stream reports when it ends
-				obs.HTTPRequest(r.Method, sw.status, time.Since(start))
+			if !x.hijacked && !x.aside { // those report when their stream ends
+				obs.HTTPRequest(r.Method, sw.status, time.Since(x.start))
 			}
 		}()
 	}
@@ -52,7 +51,9 @@ type stdExchange struct {
 	w        http.ResponseWriter
 	r        *http.Request
 	o        *HTTPOptions
+	start    time.Time
 	hijacked bool
+	aside    bool // streamed by a second goroutine (streamAside)
 }
 
 func (x *stdExchange) method() string                    { return x.r.Method }
@@ -103,6 +104,19 @@ func (x *stdExchange) stream(src *eventSource) {
 			return
 		}
 	}
+}
+
+func (x *stdExchange) streamAside(src *eventSource) func() {
+	done := make(chan struct{})
+	x.aside = true
+	go func() {
+		defer close(done)
+		if obs := x.o.Observer; obs != nil { // the exchange ends with the stream
+			defer func() { obs.HTTPRequest(x.r.Method, http.StatusOK, time.Since(x.start)) }()
+		}
+		x.stream(src) // the handler goroutine does not touch the writer meanwhile
+	}()
+	return func() { <-done }
 }
 
 func (x *stdExchange) canHijack() bool { return x.r.ProtoMajor == 1 }
