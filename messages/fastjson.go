@@ -3,6 +3,7 @@ package messages
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -235,5 +236,57 @@ func (p *ElicitParams) appendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"elicitationId":`...)
 		b = appendString(b, p.ElicitationID)
 	}
+	return append(b, '}'), nil
+}
+
+func (m *SamplingMessage) appendJSON(b []byte) ([]byte, error) {
+	if m.Meta != nil {
+		raw, err := m.MarshalJSON()
+		return append(b, raw...), err
+	}
+	b = append(b, `{"role":`...)
+	b = appendString(b, string(m.Role))
+	b = append(b, `,"content":`...)
+	var err error
+	if len(m.Content) == 1 { // one block, as older clients expect
+		b, err = appendValue(b, m.Content[0])
+	} else {
+		b, err = m.Content.appendJSON(b)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+func (p *CreateMessageParams) appendJSON(b []byte) ([]byte, error) {
+	if p.ModelPreferences != nil || p.Temperature != nil || p.StopSequences != nil || p.Metadata != nil ||
+		p.Tools != nil || p.ToolChoice != nil || p.Task != nil || p.Meta != nil {
+		raw, err := p.MarshalJSON()
+		return append(b, raw...), err
+	}
+	b = append(b, `{"messages":[`...)
+	for i, m := range p.Messages {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if m == nil {
+			b = append(b, "null"...)
+		} else if b, err = m.appendJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, ']')
+	if p.SystemPrompt != "" {
+		b = append(b, `,"systemPrompt":`...)
+		b = appendString(b, p.SystemPrompt)
+	}
+	if p.IncludeContext != "" {
+		b = append(b, `,"includeContext":`...)
+		b = appendString(b, p.IncludeContext)
+	}
+	b = append(b, `,"maxTokens":`...)
+	b = strconv.AppendInt(b, p.MaxTokens, 10)
 	return append(b, '}'), nil
 }

@@ -99,3 +99,19 @@ func TestElicitParamsEncodingMatchesEncodingJSON(t *testing.T) {
 		assert.JSONEq(t, string(want), string(fast))
 	}
 }
+
+func TestCreateMessageParamsEncodingMatchesEncodingJSON(t *testing.T) {
+	temp := 0.5
+	for _, p := range []*CreateMessageParams{
+		{MaxTokens: 100},
+		{Messages: []*SamplingMessage{{Role: RoleUser, Content: ContentList{&TextContent{Text: "hi"}}}}, MaxTokens: 100},
+		{Messages: []*SamplingMessage{{Role: RoleUser, Content: ContentList{&TextContent{Text: "a"}, &TextContent{Text: "b"}}}, {Role: RoleAssistant}}, SystemPrompt: "s\n", IncludeContext: "none", MaxTokens: 7},
+		{Messages: []*SamplingMessage{{Role: RoleUser, Content: ContentList{&TextContent{Text: "x"}}, Meta: Meta{"k": json.RawMessage(`1`)}}}, Temperature: &temp, StopSequences: []string{"."}, MaxTokens: 1},
+	} {
+		fast, err := Marshal(p)
+		require.NoError(t, err)
+		want, err := p.MarshalJSON() // the reflection path
+		require.NoError(t, err)
+		assert.JSONEq(t, string(want), string(fast))
+	}
+}

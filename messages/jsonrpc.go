@@ -284,6 +284,10 @@ func isNilPointer(v any) bool {
 		return p == nil
 	case *ElicitParams:
 		return p == nil
+	case *CreateMessageParams:
+		return p == nil
+	case *SamplingMessage:
+		return p == nil
 	}
 	return false
 }
