@@ -290,3 +290,80 @@ func (p *CreateMessageParams) appendJSON(b []byte) ([]byte, error) {
 	b = strconv.AppendInt(b, p.MaxTokens, 10)
 	return append(b, '}'), nil
 }
+
+// scanMembers calls member with each raw member of a JSON object and
+// reports whether raw was one object and member accepted every name.
+// member returns false for a name it cannot take as is (escaped, or
+// differing only in case from a field), which sends the caller to
+// encoding/json.
+func scanMembers(raw []byte, member func(name string, val []byte) bool) bool {
+	s := scanner{data: raw}
+	s.ws()
+	if s.pos >= len(raw) || raw[s.pos] != '{' {
+		return false
+	}
+	ok := true
+	done := s.object(1, func(key, val []byte) {
+		name := string(key[1 : len(key)-1])
+		if ok && !member(name, val) {
+			ok = false
+		}
+	})
+	if !done {
+		return false
+	}
+	s.ws()
+	return ok && s.pos == len(raw)
+}
+
+// UnmarshalJSON decodes the result in one pass (encoding/json for anything
+// unusual).
+func (r *ElicitResult) UnmarshalJSON(b []byte) error {
+	var out ElicitResult
+	if scanMembers(b, func(name string, val []byte) bool {
+		switch name {
+		case "action":
+			a, ok := unquote(val)
+			out.Action = ElicitAction(a)
+			return ok
+		case "content":
+			out.Content = append(json.RawMessage(nil), val...)
+			return true
+		case "_meta":
+			return json.Unmarshal(val, &out.Meta) == nil
+		}
+		return !strings.EqualFold(name, "action") && !strings.EqualFold(name, "content") &&
+			!strings.EqualFold(name, "_meta") && !strings.Contains(name, `\`)
+	}) {
+		*r = out
+		return nil
+	}
+	type plain ElicitResult // no UnmarshalJSON: the reflection path
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*r = ElicitResult(p)
+	return nil
+}
+
+// fastText decodes a content block that is plain text ({"type":"text",
+// "text":…} and nothing else), the commonest sampled answer.
+func fastText(raw []byte) (*TextContent, bool) {
+	var typ, text []byte
+	if !scanMembers(raw, func(name string, val []byte) bool {
+		switch name {
+		case "type":
+			typ = val
+		case "text":
+			text = val
+		default:
+			return false
+		}
+		return true
+	}) || string(typ) != `"text"` || text == nil {
+		return nil, false
+	}
+	t, ok := unquote(text)
+	return &TextContent{Text: t}, ok
+}

@@ -115,3 +115,112 @@ func TestCreateMessageParamsEncodingMatchesEncodingJSON(t *testing.T) {
 		assert.JSONEq(t, string(want), string(fast))
 	}
 }
+
+func FuzzElicitResultDecodeMatchesEncodingJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"action":"accept","content":{"a":1}}`, `{"action":"decline"}`, `{"action":"cancel","content":null}`,
+		`{"Action":"accept"}`, `{"action":"a\u0063cept"}`, `{"action":5}`, `{"action":"accept","_meta":{"k":1}}`,
+		`{"action":"accept","extra":[1,2]}`, `[]`, `{"act\u0069on":"x"}`, `{"action":"accept","content":{"a":1},"content":{"b":2}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		type plain ElicitResult
+		var want plain
+		werr := json.Unmarshal(raw, &want)
+		var got ElicitResult
+		gerr := json.Unmarshal(raw, &got)
+		if werr != nil {
+			require.Error(t, gerr, "%s", raw)
+			return
+		}
+		require.NoError(t, gerr, "%s", raw)
+		assert.Equal(t, want.Action, got.Action)
+		assert.Equal(t, string(want.Content), string(got.Content))
+		assert.Equal(t, want.Meta, got.Meta)
+	})
+}
+
+func TestCreateMessageResultDecode(t *testing.T) {
+	for raw, want := range map[string]CreateMessageResult{
+		`{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m","stopReason":"endTurn"}`:                      {Role: RoleAssistant, Content: ContentList{&TextContent{Text: "hi"}}, Model: "m", StopReason: "endTurn"},
+		`{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"model":"m"}`:                 {Role: RoleAssistant, Content: ContentList{&TextContent{Text: "a"}, &TextContent{Text: "b"}}, Model: "m"},
+		`{"role":"assistant","content":{"type":"text","text":"x","annotations":{"priority":1}},"model":"m","_meta":{"k":1}}`: {},
+	} {
+		var got CreateMessageResult
+		require.NoError(t, json.Unmarshal([]byte(raw), &got))
+		if want.Model == "" { // compare with the reflection path
+			var w struct {
+				Role    Role            `json:"role"`
+				Content json.RawMessage `json:"content"`
+				Model   string          `json:"model"`
+				Meta    Meta            `json:"_meta"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(raw), &w))
+			assert.Equal(t, w.Model, got.Model)
+			assert.Equal(t, w.Meta, got.Meta)
+			tc := got.Content[0].(*TextContent)
+			assert.Equal(t, "x", tc.Text)
+			require.NotNil(t, tc.Annotations)
+			continue
+		}
+		assert.Equal(t, want, got)
+	}
+}
+
+func FuzzFastTextMatchesUnmarshalContent(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"text","text":"hi"}`, `{"text":"a\nb","type":"text"}`, `{"type":"text","text":"x","_meta":{}}`,
+		`{"type":"image","data":"","mimeType":"a"}`, `{"type":"text","text":1}`, `{"type":"text","text":"é\u00e9"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := fastText(raw)
+		if !ok {
+			return
+		}
+		want, err := UnmarshalContent(raw)
+		require.NoError(t, err, "%s", raw)
+		assert.Equal(t, want, Content(got), "%s", raw)
+	})
+}
+
+func FuzzCreateMessageResultDecodeMatchesReflection(f *testing.F) {
+	for _, s := range []string{
+		`{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m","stopReason":"endTurn"}`,
+		`{"role":"user","content":[{"type":"text","text":"a"}],"model":"m"}`, `{"role":null,"content":{"type":"text","text":"a"},"model":"m"}`,
+		`{"Role":"user","content":{"type":"text","text":"a"},"model":"m"}`, `{"role":"user","content":{"type":"text","text":"a"},"model":"m","model":"n"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		var w struct {
+			Role       Role            `json:"role"`
+			Content    json.RawMessage `json:"content"`
+			Model      string          `json:"model"`
+			StopReason string          `json:"stopReason"`
+			Meta       Meta            `json:"_meta"`
+		}
+		var want CreateMessageResult
+		werr := json.Unmarshal(raw, &w)
+		if werr == nil {
+			want.Content, werr = unmarshalSamplingContent(w.Content)
+			want.Role, want.Model, want.StopReason, want.Meta = w.Role, w.Model, w.StopReason, w.Meta
+		}
+		var got CreateMessageResult
+		gerr := json.Unmarshal(raw, &got)
+		if werr != nil {
+			require.Error(t, gerr, "%s", raw)
+			return
+		}
+		require.NoError(t, gerr, "%s", raw)
+		assert.Equal(t, want, got, "%s", raw)
+	})
+}

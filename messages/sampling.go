@@ -79,6 +79,9 @@ func marshalSamplingContent(l ContentList) (json.RawMessage, error) {
 
 // unmarshalSamplingContent reads one block or an array of blocks.
 func unmarshalSamplingContent(raw json.RawMessage) (ContentList, error) {
+	if t, ok := fastText(raw); ok {
+		return ContentList{t}, nil
+	}
 	switch firstByte(raw) {
 	case '[':
 		return unmarshalContentList(raw, true)
@@ -171,6 +174,34 @@ func (r CreateMessageResult) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts content as one block or an array.
 func (r *CreateMessageResult) UnmarshalJSON(b []byte) error {
+	var out CreateMessageResult
+	var rawContent []byte
+	if scanMembers(b, func(name string, val []byte) bool {
+		var ok bool
+		switch name {
+		case "role":
+			var role string
+			role, ok = unquote(val)
+			out.Role = Role(role)
+		case "model":
+			out.Model, ok = unquote(val)
+		case "stopReason":
+			out.StopReason, ok = unquote(val)
+		case "content":
+			rawContent, ok = val, true
+		default:
+			return false // _meta and the rest: encoding/json
+		}
+		return ok
+	}) && rawContent != nil {
+		c, err := unmarshalSamplingContent(rawContent)
+		if err != nil {
+			return err
+		}
+		out.Content = c
+		*r = out
+		return nil
+	}
 	var w struct {
 		Role       Role            `json:"role"`
 		Content    json.RawMessage `json:"content"`
