@@ -66,6 +66,9 @@ type streamSet struct {
 	// parked holds the connections of requests the client cancelled after
 	// their stream became resumable, oldest first (see park).
 	parked []*stream
+	// answered holds the request streams most recently answered on a live
+	// connection, oldest first (see retire).
+	answered []*stream
 
 	maxEvents, maxBytes, standaloneRetain int
 	obs                                   Observer // may be nil
@@ -131,11 +134,27 @@ func (ss *streamSet) send(st *stream, data []byte, end bool) {
 	}
 	if live(st) && ss.deliver(st, messages.Frame{EventID: eventID(st.id, st.seq), Data: data, End: end}) {
 		ev.delivered = true
-		if end { // answered on a live connection: nothing left to resume
-			ss.forget(st)
+		if end {
+			ss.retire(st)
 		}
 	}
 	ss.trim()
+}
+
+// answeredRetain is how many answered request streams a session keeps
+// resumable.
+const answeredRetain = 16
+
+// retire keeps a stream answered on a live connection resumable for a
+// while. Handing a frame to the transport is not delivering it: the client
+// may have hung up just before the write, which the server learns only
+// later if at all; such a client resumes with Last-Event-ID. The oldest
+// answered streams are forgotten first; the log bounds apply as well.
+func (ss *streamSet) retire(st *stream) {
+	if len(ss.answered) == answeredRetain {
+		ss.forget(ss.answered[0])
+	}
+	ss.answered = append(ss.answered, st)
 }
 
 // startSSE switches st to SSE mode, with a priming event first when the
@@ -190,6 +209,12 @@ func (ss *streamSet) trim() {
 // forget drops a finished request stream and its events.
 func (ss *streamSet) forget(st *stream) {
 	delete(ss.byID, st.id)
+	for i, a := range ss.answered {
+		if a == st {
+			ss.answered = append(ss.answered[:i], ss.answered[i+1:]...)
+			break
+		}
+	}
 	ss.removeWhere(func(e *event) bool { return e.stream == st })
 }
 

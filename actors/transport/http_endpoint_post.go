@@ -139,7 +139,6 @@ func (e *endpoint) respond(x exchange, ref *session.Ref, sink *httpSink) {
 			return frames, false, closed || !ok
 		},
 		failed: func() { ref.Send(&messages.DetachStream{Sink: sink}) },
-		gone:   sink.Close, // the client hung up: its frames wait in the event log
 	})
 }
 
@@ -159,7 +158,6 @@ func (e *endpoint) runInline(x exchange, ref *session.Ref, sink *httpSink, job f
 				return frames, false, closed || !ok
 			},
 			failed: func() { ref.Send(&messages.DetachStream{Sink: sink}) },
-			gone:   sink.Close,
 		})
 	})
 	direct := job()

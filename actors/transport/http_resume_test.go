@@ -88,9 +88,9 @@ func TestHTTPResumeAfterDisconnect(t *testing.T) {
 			p1, ev1 := s.nextMessage()
 			require.Equal(t, messages.MethodProgress, p1.Method)
 			require.True(t, ev1.HasID)
-			posts := f.obs.count(http.MethodPost)
+			// The server need not notice the hang-up: a write to the dead
+			// connection fails later, or the resuming GET takes over.
 			s.close()
-			f.obs.waitCount(t, http.MethodPost, posts+1) // the server saw the client go
 
 			// Traffic on other streams while the client is away: the
 			// standalone stream (no GET open) and another request's.
