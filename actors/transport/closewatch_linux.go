@@ -145,7 +145,7 @@ func (w *closeWatcher) loop(run *watchLoop) {
 
 // connFD returns the descriptor of a TCP or Unix connection.
 func connFD(conn net.Conn) (int32, bool) {
-	sc, ok := conn.(syscall.Conn)
+	sc, ok := socketOf(conn).(syscall.Conn)
 	if !ok {
 		return 0, false
 	}

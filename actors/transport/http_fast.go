@@ -52,7 +52,7 @@ func NewFastServer(host SessionHost, path string, other http.Handler, opts *HTTP
 }
 
 // Serve accepts connections on ln until Shutdown.
-func (s *FastServer) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+func (s *FastServer) Serve(ln net.Listener) error { return s.srv.Serve(endListener{ln}) }
 
 // StartDrain makes the endpoint refuse new sessions (503) while existing
 // ones finish; see mcpactors.Server.Shutdown.
@@ -151,6 +151,9 @@ func (b *sseBody) Read(p []byte) (int, error) {
 		}
 		b.off = 0
 		b.finished = done || end
+		if c, ok := b.conn.(*endConn); ok && b.finished {
+			c.holdToEnd() // these events leave with the end of the body
+		}
 		if obs := b.o.Observer; obs != nil {
 			for range frames {
 				obs.StreamEvent(false)

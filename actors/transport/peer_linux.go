@@ -11,7 +11,7 @@ import (
 // and without consuming data: a non-blocking MSG_PEEK read sees end of file
 // (or an error) on a closed connection and EAGAIN on a live, quiet one.
 func peerGone(conn net.Conn) bool {
-	sc, ok := conn.(syscall.Conn)
+	sc, ok := socketOf(conn).(syscall.Conn)
 	if !ok {
 		return false
 	}

@@ -1,0 +1,110 @@
+package transport
+
+import (
+	"bytes"
+	"net"
+)
+
+// chunkedEnd is how a chunked body without trailers ends: the last data
+// chunk's CRLF, the zero-size chunk, and the empty trailer.
+const chunkedEnd = "\r\n0\r\n\r\n"
+
+// Bounds on what an endConn holds back: past maxHeld it writes all but the
+// last heldTail bytes, which still go out with the end of the body.
+const (
+	maxHeld  = 64 << 10
+	heldTail = 64
+)
+
+// endConn is a connection FastServer accepts. It can hold back the last
+// event of an SSE response until the end of the chunked body follows, and
+// write both at once. fasthttp flushes each chunk, then the zero-size
+// chunk, then the trailer: three writes, and a client that stops reading
+// at the response it waited for (Go's, for one) closes the body before
+// the end arrives, so it cannot reuse the connection and opens a new one
+// for its next request. Sent together, the end is read with the event and
+// the connection is kept.
+//
+// Only one goroutine writes a connection at a time (fasthttp's, or the
+// one that took it over), so endConn needs no lock.
+type endConn struct {
+	net.Conn
+	holding bool
+	held    []byte
+}
+
+// endListener wraps the connections a listener accepts in endConns.
+type endListener struct{ net.Listener }
+
+func (l endListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &endConn{Conn: c}, nil
+}
+
+// holdToEnd holds what is written next until the end of the chunked body
+// has been written too.
+func (c *endConn) holdToEnd() { c.holding = true }
+
+func (c *endConn) Write(p []byte) (int, error) {
+	if !c.holding {
+		return c.Conn.Write(p)
+	}
+	from := max(0, len(c.held)-len(chunkedEnd))
+	c.held = append(c.held, p...)
+	if c.ended(from) {
+		c.holding = false
+		err := c.writeHeld(len(c.held))
+		if err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	if len(c.held) > maxHeld {
+		if err := c.writeHeld(len(c.held) - heldTail); err != nil {
+			c.holding = false
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// ended reports whether the held bytes, searched from from, hold the end
+// of the body. They start at a chunk boundary, and an SSE chunk never holds
+// a CR, so the end is the zero-size chunk at the start or after a chunk's
+// CRLF.
+func (c *endConn) ended(from int) bool {
+	return bytes.HasPrefix(c.held, []byte(chunkedEnd[2:])) || bytes.Contains(c.held[from:], []byte(chunkedEnd))
+}
+
+// writeHeld writes the first n held bytes and keeps the rest.
+func (c *endConn) writeHeld(n int) error {
+	_, err := c.Conn.Write(c.held[:n])
+	rest := copy(c.held, c.held[n:])
+	c.held = c.held[:rest]
+	if rest == 0 && cap(c.held) > 4<<10 {
+		c.held = nil // a large event: do not keep its buffer per connection
+	}
+	return err
+}
+
+// Close writes what is held (a body that ended without the chunked end:
+// none does on fasthttp, but nothing is dropped) and closes.
+func (c *endConn) Close() error {
+	if len(c.held) > 0 {
+		_, _ = c.Conn.Write(c.held)
+	}
+	c.holding, c.held = false, nil
+	return c.Conn.Close()
+}
+
+// socketOf returns the connection beneath an endConn, which the close
+// watcher and peerGone reach the socket through.
+func socketOf(conn net.Conn) net.Conn {
+	if c, ok := conn.(*endConn); ok {
+		return c.Conn
+	}
+	return conn
+}

@@ -1,0 +1,58 @@
+package transport_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// TestSSEResponseKeepsTheConnection checks that a client which stops
+// reading a POST's event stream at the response it waited for, as Go's
+// and other SDK clients do, can still reuse the connection. For that the
+// end of the chunked body must reach it with that last event; whether it
+// would have arrived in time anyway depends on scheduling, so the writes
+// themselves are checked by TestEndConnWritesTheLastEventWithTheEnd.
+func TestSSEResponseKeepsTheConnection(t *testing.T) {
+	f := newHTTPFixture(t, nil)
+	c := f.client(t)
+	c.initialize(messages.LatestVersion, messages.ClientCapabilities{})
+	// The first call of a tool that streams runs on the transport's
+	// goroutine (see mcpactors' inline policy), and on fasthttp that
+	// stream ends its connection; later calls run on the session's pool.
+	c.post(mustRequest(t, c, messages.MethodCallTool, toolParams("test_tool_with_logging", nil, nil)), nil)
+
+	for range 3 {
+		body, _ := c.request(messages.MethodCallTool, toolParams("test_tool_with_logging", nil, nil))
+		kept := make(chan error, 1)
+		trace := &httptrace.ClientTrace{PutIdleConn: func(err error) { kept <- err }}
+		ctx, cancel := context.WithTimeout(httptrace.WithClientTrace(context.Background(), trace), watchdog)
+		resp, err := c.hc.Do(c.newRequest(ctx, http.MethodPost, body, nil))
+		require.NoError(t, err)
+		require.Equal(t, mtSSE, strings.TrimSpace(strings.Split(resp.Header.Get("Content-Type"), ";")[0]))
+
+		r := bufio.NewReader(resp.Body)
+		for {
+			line, err := r.ReadString('\n')
+			require.NoError(t, err, "the stream ended before the response")
+			if strings.HasPrefix(line, "data: ") && strings.Contains(line, `"result"`) {
+				break
+			}
+		}
+		require.NoError(t, resp.Body.Close()) // stop at the response, as SDK clients do
+		select {
+		case err := <-kept:
+			require.NoError(t, err, "the connection went back to the pool")
+		case <-time.After(watchdog):
+			require.Fail(t, "the client closed the connection: the end of the body came after the response")
+		}
+		cancel()
+	}
+}
