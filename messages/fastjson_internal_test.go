@@ -126,6 +126,8 @@ func FuzzElicitResultDecodeMatchesEncodingJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		if !json.Valid(raw) {
+			var got ElicitResult
+			require.Error(t, got.UnmarshalJSON(raw), "called directly (Session.callInto), it still validates")
 			return
 		}
 		type plain ElicitResult
@@ -199,6 +201,8 @@ func FuzzCreateMessageResultDecodeMatchesReflection(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		if !json.Valid(raw) {
+			var got CreateMessageResult
+			require.Error(t, got.UnmarshalJSON(raw), "called directly (Session.callInto), it still validates")
 			return
 		}
 		var w struct {

@@ -81,17 +81,11 @@ func ParseID(b []byte) (ID, error) {
 	if len(b) == 0 || string(b) == "null" {
 		return ID{}, nil
 	}
-	switch c := b[0]; {
-	case c == '"':
-		if !json.Valid(b) {
-			return ID{}, errBadID
-		}
-	case c == '-' || (c >= '0' && c <= '9'):
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return ID{}, errBadID
-		}
-	default:
+	if c := b[0]; c != '"' && c != '-' && (c < '0' || c > '9') {
+		return ID{}, errBadID
+	}
+	s := scanner{data: b} // one string or number, nothing after it
+	if !s.value(0) || s.pos != len(b) {
 		return ID{}, errBadID
 	}
 	return ID{raw: string(b)}, nil

@@ -169,8 +169,14 @@ func (s *Session) callInto(ctx context.Context, method string, params, out any) 
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("calling %q: decoding the client's result: %w", method, err)
+	var derr error
+	if u, ok := out.(json.Unmarshaler); ok {
+		derr = u.UnmarshalJSON(raw) // the result types validate what they read
+	} else {
+		derr = json.Unmarshal(raw, out)
+	}
+	if derr != nil {
+		return fmt.Errorf("calling %q: decoding the client's result: %w", method, derr)
 	}
 	return nil
 }
