@@ -50,6 +50,15 @@ type Runner interface {
 	Run(job func() []byte) bool
 }
 
+// InlineStreamer is implemented by Runners whose transport writes the
+// frames delivered while a job runs from the goroutine that delivers them,
+// with no goroutine of its own: any request may run there, whatever it
+// sends (a transport that needs a second goroutine to stream leaves that
+// choice to the session's inline policy).
+type InlineStreamer interface {
+	StreamsInline() bool
+}
+
 // ErrStreamActive answers AttachStream for a standalone stream that already
 // has a live connection (HTTP 409).
 var ErrStreamActive = errors.New("messages: the stream already has a connection")

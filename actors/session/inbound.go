@@ -95,7 +95,7 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 	ctx, cancel := context.WithCancel(context.Background())
 	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(sink)}
 	sess, cfg, log := a.newSession(req), a.cfg, a.log
-	if r, ok := sink.(messages.Runner); ok && cfg.Inline != nil && cfg.Inline.Inline(req) &&
+	if r, ok := sink.(messages.Runner); ok && cfg.Inline != nil && (streamsInline(sink) || cfg.Inline.Inline(req)) &&
 		r.Run(func() []byte { return serve(ctx, cfg, sess, req, log, true) }) {
 		return
 	}
@@ -105,6 +105,13 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 	} else {
 		go job()
 	}
+}
+
+// streamsInline reports whether sink's transport streams a request that
+// runs inline without a goroutine of its own (messages.InlineStreamer).
+func streamsInline(sink messages.Sink) bool {
+	is, ok := sink.(messages.InlineStreamer)
+	return ok && is.StreamsInline()
 }
 
 // subscribe handles resources/subscribe and resources/unsubscribe.

@@ -27,10 +27,15 @@ const (
 //
 // Only one goroutine writes a connection at a time (fasthttp's, or the
 // one that took it over), so endConn needs no lock.
+//
+// It can also drop the head of a response (discardHead): the one the HTTP
+// server writes for a request whose event stream a directStream has
+// already written in full.
 type endConn struct {
 	net.Conn
 	holding bool
 	held    []byte
+	discard int // > 0: dropping a head; how much of its CRLFCRLF end is seen, plus one
 }
 
 // endListener wraps the connections a listener accepts in endConns.
@@ -48,7 +53,34 @@ func (l endListener) Accept() (net.Conn, error) {
 // has been written too.
 func (c *endConn) holdToEnd() { c.holding = true }
 
+// discardHead drops what is written next up to the end of a response head
+// (an empty line).
+func (c *endConn) discardHead() { c.discard = 1 }
+
 func (c *endConn) Write(p []byte) (int, error) {
+	if c.discard > 0 {
+		n := len(p)
+		for i, b := range p {
+			switch {
+			case b == "\r\n\r\n"[c.discard-1]:
+				c.discard++
+			case b == '\r':
+				c.discard = 2
+			default:
+				c.discard = 1
+			}
+			if c.discard == 5 {
+				c.discard = 0
+				if rest := p[i+1:]; len(rest) > 0 {
+					if _, err := c.Write(rest); err != nil {
+						return 0, err
+					}
+				}
+				return n, nil
+			}
+		}
+		return n, nil
+	}
 	if !c.holding {
 		return c.Conn.Write(p)
 	}

@@ -50,6 +50,7 @@ func (e *endpoint) post(x exchange, principal string) {
 	switch msg.Kind() {
 	case messages.KindRequest:
 		sink := newHTTPSink(e.opts.StreamQueue)
+		sink.cheap = x.canStreamDirect()
 		ref.Send(&messages.HandleRequest{Msg: msg, Sink: sink})
 		e.respond(x, ref, sink)
 	case messages.KindNotification:
@@ -102,12 +103,13 @@ func (e *endpoint) initialize(x exchange, principal string, msg *messages.Messag
 // goes away the stream is only detached: the request goes on, and the
 // client may resume it with Last-Event-ID.
 func (e *endpoint) respond(x exchange, ref *session.Ref, sink *httpSink) {
-	if job := sink.takeJob(); job != nil {
+	job, frames, closed, ok := sink.first(x.context())
+	if job != nil {
 		if e.runInline(x, ref, sink, job) {
 			return
 		}
+		frames, closed, ok = sink.wait(x.context())
 	}
-	frames, closed, ok := sink.wait(x.context())
 	if !ok {
 		ref.Send(&messages.DetachStream{Sink: sink})
 		return
@@ -144,22 +146,29 @@ func (e *endpoint) respond(x exchange, ref *session.Ref, sink *httpSink) {
 
 // runInline runs a request's handler on this goroutine (messages.Runner).
 // A handler that sends nothing but its answer gets it written here, with
-// no other goroutine involved. Frames it sends while it runs are streamed
-// by a second goroutine at once (it may be waiting for the client's answer
-// to them). It reports whether the exchange is complete; when not, the
-// answer comes through the sink as usual.
+// no other goroutine involved. Frames it sends while it runs must reach
+// the client at once (it may be waiting for the client's answer to them):
+// where the exchange can, they are written by the goroutine that delivers
+// them (a directStream); otherwise a second goroutine streams them. It
+// reports whether the exchange is complete; when not, the answer comes
+// through the sink as usual.
 func (e *endpoint) runInline(x exchange, ref *session.Ref, sink *httpSink, job func() []byte) bool {
 	var finish func()
 	ctx := x.context()
-	sink.beginInline(func() {
-		finish = x.streamAside(&eventSource{
-			next: func() ([]messages.Frame, bool, bool) {
-				frames, closed, ok := sink.wait(ctx)
-				return frames, false, closed || !ok
-			},
-			failed: func() { ref.Send(&messages.DetachStream{Sink: sink}) },
-		})
-	})
+	if sink.cheap {
+		sink.beginInline(nil, x)
+		finish = func() { x.finishDirect(sink.directStream()) }
+	} else {
+		sink.beginInline(func() {
+			finish = x.streamAside(&eventSource{
+				next: func() ([]messages.Frame, bool, bool) {
+					frames, closed, ok := sink.wait(ctx)
+					return frames, false, closed || !ok
+				},
+				failed: func() { ref.Send(&messages.DetachStream{Sink: sink}) },
+			})
+		}, nil)
+	}
 	direct := job()
 	if sink.endInline() { // finish was set under the sink's lock, before
 		finish()

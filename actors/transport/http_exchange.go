@@ -37,6 +37,13 @@ type exchange interface {
 	// goroutine calls the returned finish once the handler has returned,
 	// which waits for the stream to end and completes the exchange.
 	streamAside(src *eventSource) (finish func())
+	// canStreamDirect reports whether newDirect can write a POST's event
+	// stream from whichever goroutine delivers its frames, while the
+	// handler goroutine runs the request's handler; finishDirect then
+	// completes the exchange once that stream has ended (d is never nil).
+	canStreamDirect() bool
+	directStarter
+	finishDirect(d *directStream)
 	// canHijack reports whether hijack can hand the connection over (not
 	// on HTTP/2).
 	canHijack() bool

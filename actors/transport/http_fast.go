@@ -283,6 +283,31 @@ func (x *fastExchange) streamAside(src *eventSource) func() {
 	}
 }
 
+func (x *fastExchange) canStreamDirect() bool {
+	_, ok := x.ctx.Conn().(*endConn)
+	return ok && x.ctx.Request.Header.IsHTTP11() // the stream is chunked
+}
+
+func (x *fastExchange) newDirect() *directStream {
+	return newDirectStream(x.ctx.Conn(), x.o, x.retry)
+}
+
+// finishDirect waits for the direct stream to end, then has fasthttp's own
+// response dropped from the connection (or the connection closed, when
+// the stream failed or was cut).
+func (x *fastExchange) finishDirect(d *directStream) {
+	x.ctx.Response.Reset() // a 200 with an empty body: only its head is written
+	// d is nil only when nothing was written, which httpSink.Deliver rules out.
+	if d == nil {
+		x.ctx.SetConnectionClose()
+		return
+	}
+	if !d.wait(x.ctx.Done()) {
+		x.ctx.SetConnectionClose()
+	}
+	x.ctx.Conn().(*endConn).discardHead()
+}
+
 func (x *fastExchange) canHijack() bool { return true }
 
 func (x *fastExchange) hijack(take func(net.Conn)) {

@@ -30,8 +30,16 @@ type httpSink struct {
 	noRun    bool // refuse jobs (a batch: its requests run side by side)
 	inline   bool
 	aside    func()
+	starter  directStarter // instead of aside: frames are written as delivered
+	direct   *directStream // started by starter at the first frame
 	streamed bool
+	// cheap: the transport streams a job's frames without a goroutine
+	// (messages.InlineStreamer).
+	cheap bool
 }
+
+// StreamsInline implements messages.InlineStreamer.
+func (s *httpSink) StreamsInline() bool { return s.cheap }
 
 // Run takes the request's handler for the goroutine waiting on the sink.
 func (s *httpSink) Run(job func() []byte) bool {
@@ -54,19 +62,55 @@ func (s *httpSink) takeJob() func() []byte {
 	return job
 }
 
+// first waits for the request's first news: its handler to run (Run),
+// frames, or the sink's closing. The session may hand the job over after
+// the request was sent, when its mailbox was busy with another goroutine.
+func (s *httpSink) first(ctx context.Context) (job func() []byte, frames []messages.Frame, closed, ok bool) {
+	for {
+		if job = s.takeJob(); job != nil {
+			return job, nil, false, true
+		}
+		if frames, closed = s.take(); len(frames) > 0 || closed {
+			return nil, frames, closed, true
+		}
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+			return nil, nil, false, false
+		}
+	}
+}
+
+// directStarter starts a directStream for the exchange a sink serves.
+type directStarter interface {
+	newDirect() *directStream // nil if it cannot
+}
+
 // beginInline says the waiting goroutine now runs the job; a frame
-// delivered until endInline calls aside (once).
-func (s *httpSink) beginInline(aside func()) {
+// delivered until endInline calls aside (once), or, with starter, starts
+// a directStream that writes it and the stream's later frames.
+func (s *httpSink) beginInline(aside func(), starter directStarter) {
 	s.mu.Lock()
-	s.inline, s.aside = true, aside
+	s.inline, s.aside, s.starter = true, aside, starter
 	s.mu.Unlock()
 }
 
-// endInline says the job returned, and reports whether aside was called.
+// directStream returns the stream the first frame started, if any.
+func (s *httpSink) directStream() *directStream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.direct
+}
+
+// endInline says the job returned, and reports whether frames were
+// delivered meanwhile. A direct stream that has begun goes on receiving
+// the stream's frames until it ends.
 func (s *httpSink) endInline() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.inline, s.aside = false, nil
+	if !s.streamed {
+		s.inline, s.aside, s.starter = false, nil, nil
+	}
 	return s.streamed
 }
 
@@ -80,6 +124,20 @@ func (s *httpSink) Deliver(f messages.Frame) bool {
 	if s.closed {
 		s.mu.Unlock()
 		return false
+	}
+	if s.inline && s.starter != nil {
+		s.streamed = true
+		if s.direct == nil {
+			if s.direct = s.starter.newDirect(); s.direct == nil {
+				s.closed = true // cannot happen: the exchange said it could
+				s.mu.Unlock()
+				return false
+			}
+		}
+		ok := s.direct.deliver(f)
+		s.closed = s.closed || !ok
+		s.mu.Unlock()
+		return ok
 	}
 	ok := len(s.queue) < s.max
 	if ok {
@@ -102,6 +160,9 @@ func (s *httpSink) Deliver(f messages.Frame) bool {
 func (s *httpSink) Close() {
 	s.mu.Lock()
 	s.closed = true
+	if s.inline && s.direct != nil {
+		s.direct.close()
+	}
 	s.mu.Unlock()
 	s.signal()
 }

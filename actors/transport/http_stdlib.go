@@ -119,6 +119,11 @@ func (x *stdExchange) streamAside(src *eventSource) func() {
 	return func() { <-done }
 }
 
+// net/http streams a handler's frames with a second goroutine (streamAside).
+func (x *stdExchange) canStreamDirect() bool      { return false }
+func (x *stdExchange) newDirect() *directStream   { return nil }
+func (x *stdExchange) finishDirect(*directStream) {}
+
 func (x *stdExchange) canHijack() bool { return x.r.ProtoMajor == 1 }
 
 func (x *stdExchange) hijack(take func(net.Conn)) {

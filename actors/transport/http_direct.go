@@ -1,0 +1,235 @@
+package transport
+
+import (
+	"net"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// directHead is the head of a POST's event stream written by a
+// directStream: chunked, so that the connection outlives it.
+const directHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+// maxDirectPending bounds what a directStream holds for a client that does
+// not read: past it the stream ends early (the client resumes from the
+// session's event log).
+const maxDirectPending = 1 << 20
+
+// directStream writes the event stream of a request whose handler runs on
+// the goroutine serving its HTTP request (messages.Runner), straight from
+// the goroutine that delivers each frame: usually the handler's own, as
+// it sends an elicitation or a progress notification. No goroutine is
+// started for the stream, unless the socket will not take a write at once
+// (a client that reads slowly): then one goroutine writes what is left,
+// with the write deadline, and later frames queue behind it. Deliver
+// therefore never blocks on the network.
+//
+// The stream is a complete chunked response; once it has ended, the HTTP
+// server's own response to the request is discarded (endConn.discardHead)
+// and the connection serves the client's next request.
+type directStream struct {
+	conn    *endConn
+	raw     syscall.RawConn
+	retry   string
+	timeout time.Duration
+	obs     Observer
+
+	mu       sync.Mutex
+	started  bool   // the head has been written (or queued)
+	prime    []byte // a priming event, sent with the next frame
+	pending  []byte // bytes the flusher goroutine has yet to write
+	flushing bool
+	ended    bool // the end of the body has been written (or queued)
+	failed   bool // a write failed: the connection is dead
+	wake     chan struct{}
+	done     chan struct{} // closed once ended and written, or failed
+}
+
+// newDirectStream returns a stream for conn, or nil when conn cannot be
+// written this way.
+func newDirectStream(conn net.Conn, o *HTTPOptions, retry string) *directStream {
+	ec, ok := conn.(*endConn)
+	if !ok {
+		return nil
+	}
+	sc, ok := ec.Conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return &directStream{
+		conn: ec, raw: raw, retry: retry, timeout: o.WriteTimeout, obs: o.Observer,
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
+	}
+}
+
+// deliver writes f, or refuses it once the stream has ended or failed.
+func (d *directStream) deliver(f messages.Frame) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ended || d.failed {
+		return false
+	}
+	if f.Data == nil { // a priming event is always followed by a frame or the end
+		d.prime, _ = appendEvents(d.prime[:0], []messages.Frame{f}, d.retry)
+		return true
+	}
+	events, _ := appendEvents(d.prime, []messages.Frame{f}, d.retry)
+	d.prime = nil
+	var b []byte
+	if !d.started {
+		b = append(b, directHead...)
+		d.started = true
+	}
+	b = appendChunk(b, events)
+	if f.End {
+		b = append(b, "0\r\n\r\n"...)
+		d.ended = true
+	}
+	if d.obs != nil {
+		d.obs.StreamEvent(false)
+	}
+	if d.flushing && len(d.pending)+len(b) > maxDirectPending {
+		d.pending = append(d.pending, "0\r\n\r\n"...) // end early: the client resumes
+		d.ended = true
+		d.kick()
+		return false
+	}
+	d.write(b)
+	return !d.failed
+}
+
+// close ends the stream without a response (a cancelled request, a closed
+// session): whatever is pending, then the end of the body. A stream that
+// has sent nothing stays unsent: the HTTP server answers instead.
+func (d *directStream) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ended || d.failed || (!d.started && d.prime == nil) {
+		return
+	}
+	var b []byte
+	if !d.started {
+		b = append(b, directHead...)
+		d.started = true
+	}
+	if d.prime != nil {
+		b = appendChunk(b, d.prime)
+		d.prime = nil
+	}
+	b = append(b, "0\r\n\r\n"...)
+	d.ended = true
+	d.write(b)
+}
+
+// write sends b at once if the socket takes it, and otherwise hands the
+// rest to the flusher goroutine. Called with mu held.
+func (d *directStream) write(b []byte) {
+	if d.flushing {
+		d.pending = append(d.pending, b...)
+		d.kick()
+		return
+	}
+	n, err := tryWrite(d.raw, b)
+	switch {
+	case err != nil:
+		d.failed = true
+		d.finish()
+	case n < len(b):
+		d.pending = append(d.pending, b[n:]...)
+		d.flushing = true
+		go d.flush()
+	case d.ended:
+		d.finish()
+	}
+}
+
+func (d *directStream) kick() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// finish closes done, once. Called with mu held.
+func (d *directStream) finish() {
+	select {
+	case <-d.done:
+	default:
+		close(d.done)
+	}
+}
+
+// flush writes pending bytes, blocking, until the stream has ended and all
+// is written, or a write fails.
+func (d *directStream) flush() {
+	for {
+		d.mu.Lock()
+		if d.failed { // cut by wait
+			d.flushing = false
+			d.mu.Unlock()
+			return
+		}
+		b := d.pending
+		d.pending = nil
+		if len(b) == 0 {
+			if d.ended {
+				d.flushing = false
+				d.finish()
+				d.mu.Unlock()
+				return
+			}
+			d.mu.Unlock()
+			<-d.wake
+			continue
+		}
+		d.mu.Unlock()
+		_ = d.conn.Conn.SetWriteDeadline(time.Now().Add(d.timeout))
+		if _, err := d.conn.Conn.Write(b); err != nil {
+			d.mu.Lock()
+			d.failed, d.flushing = true, false
+			d.finish()
+			d.mu.Unlock()
+			return
+		}
+	}
+}
+
+// wait blocks until the stream has ended and been written, or failed, or
+// stop is closed; it reports whether the connection can serve on.
+func (d *directStream) wait(stop <-chan struct{}) bool {
+	select {
+	case <-d.done:
+	case <-stop:
+		d.mu.Lock()
+		d.failed = true // the server is shutting down: the stream is cut
+		d.mu.Unlock()
+		d.kick()
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return !d.failed
+}
+
+// begun reports whether anything of the stream has been sent.
+func (d *directStream) begun() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.started
+}
+
+// appendChunk frames data as one HTTP/1.1 chunk.
+func appendChunk(b, data []byte) []byte {
+	b = strconv.AppendInt(b, int64(len(data)), 16)
+	b = append(b, "\r\n"...)
+	b = append(b, data...)
+	return append(b, "\r\n"...)
+}
