@@ -19,6 +19,13 @@ import (
 //
 //	actor ──Deliver──▶ queue ──kick──▶ pool goroutine ──Write──▶ conn
 //	hub (one goroutine per endpoint) ──ping due──▶ kick
+//
+// When the HTTP server can take the connection back (fasthttp, HTTP/1.1),
+// the body is chunked: a stream the server ends (the session closed, or
+// asked the client to reconnect) ends its body and hands the connection
+// back for the client's next requests, so a session's end costs its
+// client no new connection. Otherwise the body ends when the connection
+// closes.
 type connStream struct {
 	ep    *endpoint
 	ref   *session.Ref
@@ -26,23 +33,26 @@ type connStream struct {
 	retry string
 
 	mu        sync.Mutex
-	conn      net.Conn // nil until the HTTP server hands it over
-	head      []byte   // the HTTP response head, written first
+	conn      net.Conn       // nil until the HTTP server hands it over
+	back      func(net.Conn) // gives the connection back to the HTTP server; nil: close it
+	head      []byte         // the HTTP response head, written first
 	queue     []messages.Frame
 	spare     []messages.Frame
 	writing   bool // a goroutine is writing
 	closing   bool // no more frames: close once the queue is written
+	cut       bool // close the connection rather than end the body (a client that fell behind)
 	done      bool // the connection is closed
 	ping      bool // a keep-alive comment is due
 	lastWrite time.Time
 	buf       []byte
+	events    []byte // a chunk's content, before it is framed into buf
 
 	watch *watch    // the close watcher's entry, or nil
 	start time.Time // when the GET arrived, for the Observer
 }
 
-// sseHead is the response head of a taken-over event stream. Its body ends
-// when the connection closes.
+// sseHead is the response head of a taken-over event stream whose body
+// ends when the connection closes (a chunked one has directHead).
 const sseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n"
 
 func newConnStream(ep *endpoint, ref *session.Ref) *connStream {
@@ -67,7 +77,7 @@ func (s *connStream) Deliver(f messages.Frame) bool {
 		return false
 	}
 	if s.conn != nil && len(s.queue) >= s.max {
-		s.closing = true
+		s.closing, s.cut = true, true
 		s.queue = s.queue[:0] // the session keeps them in its event log
 		s.kick()
 		return false
@@ -86,8 +96,9 @@ func (s *connStream) Close() {
 }
 
 // take is handed the connection by the HTTP server (nil when it could not
-// give it).
-func (s *connStream) take(conn net.Conn) {
+// give it), and back when the server can take it back at the end of the
+// stream.
+func (s *connStream) take(conn net.Conn, back func(net.Conn)) {
 	if conn == nil {
 		s.mu.Lock()
 		s.closing, s.done = true, true
@@ -96,7 +107,10 @@ func (s *connStream) take(conn net.Conn) {
 		return
 	}
 	s.mu.Lock()
-	s.conn = conn
+	s.conn, s.back = conn, back
+	if back != nil {
+		s.head = []byte(directHead)
+	}
 	s.lastWrite = time.Now()
 	s.watch = s.ep.watcher.add(conn, s.clientGone)
 	s.kick()
@@ -113,7 +127,7 @@ func (s *connStream) clientGone() {
 		return
 	}
 	s.queue, s.ping = s.queue[:0], false
-	s.closing = true
+	s.closing, s.cut = true, true
 	if s.writing { // the writer finishes the stream
 		s.mu.Unlock()
 		s.ref.Send(&messages.DetachStream{Sink: s})
@@ -122,7 +136,7 @@ func (s *connStream) clientGone() {
 	s.done = true
 	conn := s.conn
 	s.mu.Unlock()
-	s.finish(conn, true)
+	s.finish(conn, endFailed)
 }
 
 // Gone reports whether the client has closed the connection (a new GET of
@@ -159,11 +173,21 @@ func (s *connStream) kick() {
 	s.ep.pool.Go(s.run)
 }
 
+// How a stream ends: its connection closed because a write failed (the
+// session is told), closed on purpose, or its body ended (the connection
+// goes back to the HTTP server when it can take it).
+const (
+	endFailed = iota
+	endCut
+	endBody
+)
+
 // run writes until there is nothing left to write.
 func (s *connStream) run() {
 	for {
 		s.mu.Lock()
 		batch, head, ping, closing, conn := s.queue, s.head, s.ping, s.closing, s.conn
+		chunked, cut := s.back != nil, s.cut
 		s.queue, s.spare = s.spare[:0], batch
 		s.head, s.ping = nil, false
 		if len(batch) == 0 && head == nil && !ping {
@@ -171,7 +195,7 @@ func (s *connStream) run() {
 			if closing && !s.done {
 				s.done = true
 				s.mu.Unlock()
-				s.finish(conn, false)
+				s.end(conn, chunked && !cut)
 				return
 			}
 			s.mu.Unlock()
@@ -179,12 +203,7 @@ func (s *connStream) run() {
 		}
 		s.mu.Unlock()
 
-		buf := append(s.buf[:0], head...)
-		buf, end := appendEvents(buf, batch, s.retry)
-		if ping {
-			buf = append(buf, ": keepalive\n\n"...)
-		}
-		s.buf = buf
+		buf, end := s.format(head, batch, ping, chunked)
 		_ = conn.SetWriteDeadline(time.Now().Add(s.ep.opts.WriteTimeout))
 		_, err := conn.Write(buf)
 		if obs := s.ep.opts.Observer; obs != nil && err == nil {
@@ -199,23 +218,79 @@ func (s *connStream) run() {
 			s.done, s.closing, s.writing = true, true, false
 			s.queue = nil
 			s.mu.Unlock()
-			s.finish(conn, err != nil)
+			switch {
+			case err != nil:
+				s.finish(conn, endFailed)
+			case chunked:
+				s.finish(conn, endBody) // the body's end went with the response
+			default:
+				s.finish(conn, endCut)
+			}
 			return
 		}
 		s.mu.Unlock()
 	}
 }
 
-// finish closes the connection; after a failed write the session is told
+// format puts head, the batch's events and a ping into one buffer (one
+// chunk of a chunked body, followed by the body's end when the batch ends
+// the stream).
+func (s *connStream) format(head []byte, batch []messages.Frame, ping, chunked bool) ([]byte, bool) {
+	if !chunked {
+		buf, end := appendEvents(append(s.buf[:0], head...), batch, s.retry)
+		if ping {
+			buf = append(buf, ": keepalive\n\n"...)
+		}
+		s.buf = buf
+		return buf, end
+	}
+	ev, end := appendEvents(s.events[:0], batch, s.retry)
+	if ping {
+		ev = append(ev, ": keepalive\n\n"...)
+	}
+	buf := append(s.buf[:0], head...)
+	if len(ev) > 0 {
+		buf = appendChunk(buf, ev)
+	}
+	if end {
+		buf = append(buf, chunkedEnd[2:]...)
+	}
+	s.buf, s.events = buf, ev
+	return buf, end
+}
+
+// end ends a stream whose queue is written: the body's end, when there is
+// one to write, then the connection goes back to the HTTP server;
+// otherwise it is closed.
+func (s *connStream) end(conn net.Conn, body bool) {
+	if !body {
+		s.finish(conn, endCut)
+		return
+	}
+	_ = conn.SetWriteDeadline(time.Now().Add(s.ep.opts.WriteTimeout))
+	if _, err := conn.Write([]byte(chunkedEnd[2:])); err != nil {
+		s.finish(conn, endFailed)
+		return
+	}
+	s.finish(conn, endBody)
+}
+
+// finish lets go of the connection: back to the HTTP server after the
+// body's end, closed otherwise; after a failed write the session is told
 // the stream has no connection any more.
-func (s *connStream) finish(conn net.Conn, failed bool) {
+func (s *connStream) finish(conn net.Conn, how int) {
 	s.mu.Lock()
-	wt := s.watch
+	wt, back := s.watch, s.back
 	s.mu.Unlock()
 	s.ep.watcher.remove(wt) // before Close: the descriptor number may be reused
-	_ = conn.Close()
 	s.ep.hub.remove(s)
-	if failed {
+	if how == endBody {
+		_ = conn.SetDeadline(time.Time{})
+		back(conn)
+	} else {
+		_ = conn.Close()
+	}
+	if how == endFailed {
 		s.ref.Send(&messages.DetachStream{Sink: s})
 	}
 	if obs := s.ep.opts.Observer; obs != nil {

@@ -2,7 +2,9 @@ package transport
 
 import (
 	"bytes"
+	"io"
 	"net"
+	"time"
 )
 
 // chunkedEnd is how a chunked body without trailers ends: the last data
@@ -31,11 +33,16 @@ const (
 // It can also drop the head of a response (discardHead): the one the HTTP
 // server writes for a request whose event stream a directStream has
 // already written in full.
+//
+// And it can hand its socket over (detach), which is how a GET stream is
+// taken from fasthttp: cheaper than fasthttp's Hijack, which starts a
+// goroutine and leaves the connection's read buffer to the collector.
 type endConn struct {
 	net.Conn
-	holding bool
-	held    []byte
-	discard int // > 0: dropping a head; how much of its CRLFCRLF end is seen, plus one
+	holding  bool
+	held     []byte
+	discard  int  // > 0: dropping a head; how much of its CRLFCRLF end is seen, plus one
+	detached bool // the socket belongs to someone else now
 }
 
 // endListener wraps the connections a listener accepts in endConns.
@@ -57,7 +64,49 @@ func (c *endConn) holdToEnd() { c.holding = true }
 // (an empty line).
 func (c *endConn) discardHead() { c.discard = 1 }
 
+// detach hands the socket over: from now on fasthttp's writes are
+// dropped, its reads see the end of the stream, and its Close and deadlines
+// leave the socket alone. Call it from the handler (fasthttp's goroutine),
+// and have the response close the connection, so that fasthttp lets go of
+// it (and returns its buffers to their pools) when the handler returns.
+func (c *endConn) detach() net.Conn {
+	c.detached = true
+	_ = c.Conn.SetDeadline(time.Time{}) // fasthttp's read deadline is not the stream's
+	return c.Conn
+}
+
+func (c *endConn) Read(p []byte) (int, error) {
+	if c.detached {
+		return 0, io.EOF
+	}
+	return c.Conn.Read(p)
+}
+
+func (c *endConn) SetDeadline(t time.Time) error {
+	if c.detached {
+		return nil
+	}
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *endConn) SetReadDeadline(t time.Time) error {
+	if c.detached {
+		return nil
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *endConn) SetWriteDeadline(t time.Time) error {
+	if c.detached {
+		return nil
+	}
+	return c.Conn.SetWriteDeadline(t)
+}
+
 func (c *endConn) Write(p []byte) (int, error) {
+	if c.detached {
+		return len(p), nil
+	}
 	if c.discard > 0 {
 		n := len(p)
 		for i, b := range p {
@@ -125,6 +174,9 @@ func (c *endConn) writeHeld(n int) error {
 // Close writes what is held (a body that ended without the chunked end:
 // none does on fasthttp, but nothing is dropped) and closes.
 func (c *endConn) Close() error {
+	if c.detached {
+		return nil
+	}
 	if len(c.held) > 0 {
 		_, _ = c.Conn.Write(c.held)
 	}

@@ -50,8 +50,11 @@ type exchange interface {
 	// hijack hands the connection over for a long-lived event stream and
 	// calls take with it once it is ours; the HTTP server then forgets it.
 	// take may run after hijack returns; nothing may follow a call to
-	// hijack. The head of the response is take's to write.
-	hijack(take func(net.Conn))
+	// hijack. The head of the response is take's to write. back is nil
+	// when the body must end by closing the connection; otherwise the
+	// body is chunked, and back hands the connection to the HTTP server
+	// again once it has ended.
+	hijack(take func(conn net.Conn, back func(net.Conn)))
 }
 
 // eventSource yields an event stream's content, pulled by the HTTP server.

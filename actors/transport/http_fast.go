@@ -24,6 +24,7 @@ type FastServer struct {
 	path  string
 	other fasthttp.RequestHandler
 	srv   *fasthttp.Server
+	again servedAgain
 }
 
 // NewFastServer returns a server for host's sessions on path; other (which
@@ -62,7 +63,9 @@ func (s *FastServer) StartDrain() { s.ep.draining.Store(true) }
 // the requests in flight until ctx ends; then it stops the endpoint's
 // goroutines. End the sessions first (they close their streams).
 func (s *FastServer) Shutdown(ctx context.Context) error {
+	s.again.stop()
 	err := s.srv.ShutdownWithContext(ctx)
+	s.again.close(ctx)
 	s.ep.close()
 	return err
 }
@@ -76,7 +79,7 @@ func (s *FastServer) handle(ctx *fasthttp.RequestCtx) {
 		ctx.SetStatusCode(http.StatusNotFound)
 		return
 	}
-	x := &fastExchange{ctx: ctx, o: &s.ep.opts, retry: s.ep.retry, watcher: s.ep.watcher}
+	x := &fastExchange{ctx: ctx, o: &s.ep.opts, retry: s.ep.retry, watcher: s.ep.watcher, back: s.serveAgain}
 	obs := s.ep.opts.Observer
 	if obs != nil {
 		x.start = time.Now()
@@ -108,6 +111,7 @@ type fastExchange struct {
 	o       *HTTPOptions
 	retry   string
 	watcher *closeWatcher
+	back    func(net.Conn) // serves a connection a GET stream gives back
 	start   time.Time
 	// deferred is set when the answer outlives the handler (a stream, or a
 	// taken-over connection): the Observer hears of it when it ends.
@@ -310,11 +314,23 @@ func (x *fastExchange) finishDirect(d *directStream) {
 
 func (x *fastExchange) canHijack() bool { return true }
 
-func (x *fastExchange) hijack(take func(net.Conn)) {
-	x.deferred = true   // the stream reports when it ends
+func (x *fastExchange) hijack(take func(net.Conn, func(net.Conn))) {
+	x.deferred = true // the stream reports when it ends
+	if ec, ok := x.ctx.Conn().(*endConn); ok {
+		// fasthttp writes its response into nothing and lets go of the
+		// connection; the stream has the socket, and gives it back when
+		// it ends its body (HTTP/1.1 keep-alive).
+		var back func(net.Conn)
+		if h := &x.ctx.Request.Header; h.IsHTTP11() && !h.ConnectionClose() {
+			back = x.back
+		}
+		x.ctx.SetConnectionClose()
+		take(ec.detach(), back)
+		return
+	}
 	raw := x.ctx.Conn() // the socket itself, for the close watcher
 	x.ctx.HijackSetNoResponse(true)
-	x.ctx.Hijack(func(net.Conn) { take(raw) })
+	x.ctx.Hijack(func(net.Conn) { take(raw, nil) })
 }
 
 // fastLogger sends fasthttp's own log lines to slog at debug level.

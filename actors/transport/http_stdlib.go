@@ -126,14 +126,14 @@ func (x *stdExchange) finishDirect(*directStream) {}
 
 func (x *stdExchange) canHijack() bool { return x.r.ProtoMajor == 1 }
 
-func (x *stdExchange) hijack(take func(net.Conn)) {
+func (x *stdExchange) hijack(take func(net.Conn, func(net.Conn))) {
 	conn, _, err := http.NewResponseController(x.w).Hijack()
 	if err != nil {
-		take(nil)
+		take(nil, nil)
 		return
 	}
 	x.hijacked = true
-	take(conn)
+	take(conn, nil) // net/http cannot take a connection back
 }
 
 // statusWriter records the status code for the Observer.

@@ -1,0 +1,126 @@
+package transport_test
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-actors/mcp-actors/actors/transport"
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// rawGET sends a GET for c's session on conn and returns the response
+// (its body unread) and the reader the connection's next response comes
+// from.
+func rawGET(t *testing.T, c *httpClient, conn net.Conn, extra string) (*http.Response, *bufio.Reader) {
+	t.Helper()
+	req := "GET /mcp HTTP/1.1\r\nHost: " + c.f.addr + "\r\nAccept: " + mtSSE +
+		"\r\n" + transport.HeaderSessionID + ": " + c.sid +
+		"\r\n" + transport.HeaderProtocolVersion + ": " + c.version + "\r\n" + extra + "\r\n"
+	_, err := io.WriteString(conn, req)
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, mtSSE, resp.Header.Get("Content-Type"))
+	return resp, br
+}
+
+// TestGETStreamEndGivesTheConnectionBack checks how a GET stream ends when
+// the server ends it (here: the session is deleted). On fasthttp over
+// HTTP/1.1 the body is chunked, ends cleanly, and the same connection then
+// serves the client's next request; Shutdown closes such a connection. On
+// net/http the body ends with the connection.
+func TestGETStreamEndGivesTheConnectionBack(t *testing.T) {
+	var conn net.Conn
+	t.Cleanup(func() { // runs after the fixture's shutdown
+		if conn == nil || testEngine != "fast" {
+			return
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(watchdog))
+		_, err := conn.Read(make([]byte, 1))
+		assert.ErrorIs(t, err, io.EOF, "Shutdown closes a connection given back by a stream")
+		_ = conn.Close()
+	})
+	f := newHTTPFixture(t, nil)
+	c := f.client(t)
+	c.initialize(messages.LatestVersion, messages.ClientCapabilities{})
+
+	var err error
+	conn, err = net.Dial("tcp", f.addr)
+	require.NoError(t, err)
+	require.NoError(t, conn.SetDeadline(time.Now().Add(2*watchdog)))
+	resp, br := rawGET(t, c, conn, "")
+	if testEngine == "fast" {
+		require.Equal(t, []string{"chunked"}, resp.TransferEncoding)
+	} else {
+		require.True(t, resp.Close, "net/http: the body ends with the connection")
+	}
+
+	// An event on the stream, then the session's end ends the stream.
+	c.callTool("test_toggle_tool", nil)
+	events := bufio.NewReader(resp.Body)
+	line, err := events.ReadString('\n')
+	for err == nil && !strings.HasPrefix(line, "data: {") {
+		line, err = events.ReadString('\n')
+	}
+	require.NoError(t, err)
+	assert.Contains(t, line, messages.MethodToolsListChanged)
+
+	r := c.do(http.MethodDelete, nil, nil)
+	require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
+	_, err = io.Copy(io.Discard, events)
+	require.NoError(t, err, "the stream ends cleanly")
+	if testEngine != "fast" {
+		return
+	}
+
+	// The same connection serves a new session's initialize.
+	body, id := c.request(messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{}))
+	_, err = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: "+f.addr+"\r\nContent-Type: "+mtJSON+
+		"\r\nAccept: "+acceptBoth+"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+string(body))
+	require.NoError(t, err)
+	next, err := http.ReadResponse(br, &http.Request{Method: http.MethodPost})
+	require.NoError(t, err)
+	b, err := io.ReadAll(next.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, next.StatusCode, "%s", b)
+	m, derr := messages.Decode(b)
+	require.Nil(t, derr)
+	assert.Equal(t, id, m.ID)
+	assert.NotEmpty(t, next.Header.Get(transport.HeaderSessionID))
+}
+
+// TestGETStreamClosesWhenAskedTo checks that a GET whose client asks for
+// the connection to close (or speaks HTTP/1.0) gets a body that ends with
+// the connection.
+func TestGETStreamClosesWhenAskedTo(t *testing.T) {
+	f := newHTTPFixture(t, nil)
+	c := f.client(t)
+	c.initialize(messages.LatestVersion, messages.ClientCapabilities{})
+	conn, err := net.Dial("tcp", f.addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(2*watchdog)))
+	resp, br := rawGET(t, c, conn, "Connection: close\r\n")
+	assert.Empty(t, resp.TransferEncoding)
+	assert.True(t, resp.Close)
+
+	r := c.do(http.MethodDelete, nil, nil)
+	require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
+	_, err = io.Copy(io.Discard, resp.Body)
+	require.NoError(t, err)
+	_, err = br.ReadByte()
+	assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET), "the connection is closed: %v", err)
+}
