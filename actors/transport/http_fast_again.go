@@ -9,6 +9,7 @@ import (
 // servedAgain tracks the connections that GET streams gave back to a
 // FastServer: each is served by fasthttp on a goroutine of its own until
 // it closes (or is taken over again), and Shutdown closes those left.
+// The goroutines come from the endpoint's pool.
 type servedAgain struct {
 	mu      sync.Mutex
 	stopped bool
@@ -33,13 +34,13 @@ func (s *FastServer) serveAgain(conn net.Conn) {
 	a.conns[ec] = struct{}{}
 	a.wg.Add(1)
 	a.mu.Unlock()
-	go func() {
+	s.ep.pool.Go(func() { // a warm goroutine: serving a request grows a new one's stack
 		defer a.wg.Done()
 		_ = s.srv.ServeConn(ec)
 		a.mu.Lock()
 		delete(a.conns, ec)
 		a.mu.Unlock()
-	}()
+	})
 }
 
 // stop refuses connections given back from now on.
