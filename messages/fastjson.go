@@ -367,3 +367,10 @@ func fastText(raw []byte) (*TextContent, bool) {
 	t, ok := unquote(text)
 	return &TextContent{Text: t}, ok
 }
+
+// PreEncoded is a result already encoded as compact JSON (by Marshal):
+// EncodeResult copies it as is. A result every session sends alike (the
+// initialize result) is encoded once this way.
+type PreEncoded []byte
+
+func (p PreEncoded) appendJSON(b []byte) ([]byte, error) { return append(b, p...), nil }

@@ -228,3 +228,37 @@ func FuzzCreateMessageResultDecodeMatchesReflection(f *testing.F) {
 		assert.Equal(t, want, got, "%s", raw)
 	})
 }
+
+func FuzzInitializeParamsDecodeMatchesEncodingJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{"form":{},"url":{}}},"clientInfo":{"name":"c","version":"1"}}`,
+		`{"protocolVersion":"2025-06-18","capabilities":{"sampling":{"context":{},"tools":{}},"tasks":{"list":{}},"experimental":{"x":{"a":1}}},"clientInfo":{"name":"c","title":"T","version":"1","description":"d","websiteUrl":"https://x","icons":[{"src":"data:,"}]},"_meta":{"k":1}}`,
+		`{"protocolVersion":null,"capabilities":null,"clientInfo":null}`, `{"ProtocolVersion":"x"}`, `{"protocolVersion":5}`,
+		`{"capabilities":{"roots":null,"sampling":{"context":null},"elicitation":{"form":"x"}}}`, `{"capabilities":{"roots":{"listChanged":1}}}`,
+		`{"capabilities":{"roots":{"listChanged":true}},"capabilities":{"sampling":{}}}`, `{"clientInfo":{"name":"a\u0062"}}`, `{"client\u0049nfo":{}}`,
+		`[]`, `{}`, `{"capabilities":{"Roots":{}}}`, `{"capabilities":{"tasks":null}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		type plain InitializeParams
+		var want plain
+		werr := DecodeParams(raw, &want)
+		got, gerr := DecodeInitializeParams(raw)
+		if len(raw) == 0 {
+			require.Nil(t, gerr)
+			return
+		}
+		if werr != nil {
+			require.NotNil(t, gerr, "%s", raw)
+			assert.Equal(t, werr.Message, gerr.Message)
+			return
+		}
+		require.Nil(t, gerr, "%s", raw)
+		assert.Equal(t, InitializeParams(want), got, "%s", raw)
+
+		var viaJSON InitializeParams
+		require.NoError(t, json.Unmarshal(raw, &viaJSON))
+		assert.Equal(t, got, viaJSON, "%s", raw)
+	})
+}

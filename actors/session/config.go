@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -95,6 +96,28 @@ type Config struct {
 	// (notifications/initialized) and when it closes. They must not block.
 	OnOpen  func(r *Ref)
 	OnClose func(r *Ref)
+
+	// initResults holds the initialize result per protocol version,
+	// encoded once (it depends on nothing else): messages.PreEncoded.
+	initResults sync.Map
+}
+
+// initResult returns the encoded initialize result for version.
+func (c *Config) initResult(version string) (messages.PreEncoded, error) {
+	if r, ok := c.initResults.Load(version); ok {
+		return r.(messages.PreEncoded), nil
+	}
+	b, err := messages.Marshal(&messages.InitializeResult{
+		ProtocolVersion: version,
+		Capabilities:    c.Capabilities,
+		ServerInfo:      c.ServerInfo,
+		Instructions:    c.Instructions,
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.initResults.Store(version, messages.PreEncoded(b))
+	return messages.PreEncoded(b), nil
 }
 
 // Outcome says how a client request ended.

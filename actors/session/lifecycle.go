@@ -24,8 +24,8 @@ func (a *sessionActor) initialize(req *messages.Message) ([]byte, *messages.Erro
 	if a.state != stateNew {
 		return nil, messages.Errorf(messages.CodeInvalidRequest, "invalid request: the session is already initialized")
 	}
-	var p messages.InitializeParams
-	if err := decodeParams(req.Params, &p); err != nil {
+	p, err := messages.DecodeInitializeParams(req.Params)
+	if err != nil {
 		return nil, err
 	}
 	a.info = &Info{
@@ -33,14 +33,12 @@ func (a *sessionActor) initialize(req *messages.Message) ([]byte, *messages.Erro
 		ClientInfo:         p.ClientInfo,
 		ClientCapabilities: p.Capabilities,
 	}
-	res := &messages.InitializeResult{
-		ProtocolVersion: a.info.ProtocolVersion,
-		Capabilities:    a.cfg.Capabilities,
-		ServerInfo:      a.cfg.ServerInfo,
-		Instructions:    a.cfg.Instructions,
+	res, eerr := a.cfg.initResult(a.info.ProtocolVersion)
+	if eerr != nil {
+		return nil, messages.ErrInternal
 	}
-	frame, err := messages.EncodeResult(req.ID, res)
-	if err != nil {
+	frame, eerr := messages.EncodeResult(req.ID, res)
+	if eerr != nil {
 		return nil, messages.ErrInternal
 	}
 	a.state = statePending

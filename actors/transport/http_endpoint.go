@@ -152,20 +152,24 @@ func (e *endpoint) fail(x exchange, status int, msg string) {
 	x.reply(status, messages.EncodeError(messages.ID{}, &messages.Error{Code: code, Message: msg}))
 }
 
-// accepts reports whether the Accept header admits media type mt.
-func accepts(x exchange, mt string) bool {
-	major, _, _ := strings.Cut(mt, "/")
-	found := false
+// acceptance says whether the Accept header admits the two media types
+// the endpoint answers with (exactly, by type/*, or by */*), in one pass
+// over its values.
+func acceptance(x exchange) (json, sse bool) {
 	for _, v := range x.headerValues("Accept") {
 		eachMediaType(v, func(t string, _ float64) bool {
-			found = strings.EqualFold(t, mt) || t == "*/*" || strings.EqualFold(t, major+"/*")
-			return !found
+			switch {
+			case t == "*/*":
+				json, sse = true, true
+			case strings.EqualFold(t, "application/json"), strings.EqualFold(t, "application/*"):
+				json = true
+			case strings.EqualFold(t, "text/event-stream"), strings.EqualFold(t, "text/*"):
+				sse = true
+			}
+			return !json || !sse
 		})
-		if found {
-			return true
-		}
 	}
-	return false
+	return json, sse
 }
 
 // prefersSSE reports whether the client ranks text/event-stream above

@@ -14,7 +14,7 @@ import (
 // connection is taken over from the HTTP server when it allows, so that an
 // idle stream costs no goroutine.
 func (e *endpoint) get(x exchange, principal string) {
-	if !accepts(x, "text/event-stream") {
+	if _, sse := acceptance(x); !sse {
 		e.fail(x, 406, "not acceptable: the Accept header must list text/event-stream")
 		return
 	}

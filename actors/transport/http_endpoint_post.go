@@ -13,7 +13,7 @@ func (e *endpoint) post(x exchange, principal string) {
 		e.fail(x, 415, "unsupported media type: Content-Type must be application/json")
 		return
 	}
-	if !accepts(x, "application/json") || !accepts(x, "text/event-stream") {
+	if json, sse := acceptance(x); !json || !sse {
 		e.fail(x, 406, "not acceptable: the Accept header must list application/json and text/event-stream")
 		return
 	}
