@@ -99,10 +99,14 @@ func AddTypedTool[In, Out any](s *Server, t *messages.Tool, h TypedToolHandler[I
 			return fmt.Errorf("%w: tool %q: output type: %w", ErrInvalidItem, t.Name, err)
 		}
 	}
+	dec := messages.NewStructDecoder(reflect.TypeFor[In]()) // nil: encoding/json only
 	return s.AddTool(&def, func(ctx context.Context, sess *Session, req *CallToolRequest) (*messages.CallToolResult, error) {
 		var in In
-		if err := json.Unmarshal(req.Arguments, &in); err != nil {
-			return toolError("invalid arguments: " + err.Error()), nil
+		if dec == nil || !dec.Decode(req.Arguments, &in) {
+			in = *new(In)
+			if err := json.Unmarshal(req.Arguments, &in); err != nil {
+				return toolError("invalid arguments: " + err.Error()), nil
+			}
 		}
 		res, out, err := h(ctx, sess, in)
 		if err != nil {
