@@ -95,11 +95,14 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 	ctx, cancel := context.WithCancel(context.Background())
 	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(sink)}
 	sess, cfg, log := a.newSession(req), a.cfg, a.log
-	if r, ok := sink.(messages.Runner); ok && cfg.Inline != nil && (streamsInline(sink) || cfg.Inline.Inline(req)) &&
-		r.Run(func() []byte { return serve(ctx, cfg, sess, req, log, true) }) {
+	// A transport that streams inline cheaply runs every request inline;
+	// otherwise the policy decides, and learns from how it went.
+	cheap := streamsInline(sink)
+	if r, ok := sink.(messages.Runner); ok && cfg.Inline != nil && (cheap || cfg.Inline.Inline(req)) &&
+		r.Run(func() []byte { return serve(ctx, cfg, sess, req, log, true, !cheap) }) {
 		return
 	}
-	job := func() { serve(ctx, cfg, sess, req, log, false) }
+	job := func() { serve(ctx, cfg, sess, req, log, false, false) }
 	if cfg.Go != nil {
 		cfg.Go(job)
 	} else {
@@ -151,8 +154,9 @@ func (a *sessionActor) newSession(req *messages.Message) *Session {
 // serve runs a handler off the mailbox and reports its response. With
 // direct (the transport runs it, see messages.Runner) it returns the
 // response for the transport to write when the handler sent nothing else
-// on its stream; the session is then only told the request is over.
-func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, log *slog.Logger, direct bool) (out []byte) {
+// on its stream; the session is then only told the request is over. With
+// learn, the inline policy hears of a handler that streamed.
+func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, log *slog.Logger, direct, learn bool) (out []byte) {
 	var frame []byte
 	var start time.Time
 	if cfg.Observer != nil {
@@ -173,7 +177,7 @@ func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, 
 			out = frame
 			s.ref.post(&requestDone{id: req.ID, direct: true})
 		default:
-			if s.req.emitted.Load() > 0 {
+			if learn && s.req.emitted.Load() > 0 {
 				cfg.Inline.Streamed(req)
 			}
 			s.ref.post(&requestDone{id: req.ID, frame: frame})

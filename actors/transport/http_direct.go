@@ -33,7 +33,7 @@ const maxDirectPending = 1 << 20
 // and the connection serves the client's next request.
 type directStream struct {
 	conn    *endConn
-	raw     syscall.RawConn
+	raw     *rawWriter
 	retry   string
 	timeout time.Duration
 	obs     Observer
@@ -41,6 +41,8 @@ type directStream struct {
 	mu       sync.Mutex
 	started  bool   // the head has been written (or queued)
 	prime    []byte // a priming event, sent with the next frame
+	events   []byte // scratch: the events of one write
+	buf      []byte // scratch: one write
 	pending  []byte // bytes the flusher goroutine has yet to write
 	flushing bool
 	ended    bool // the end of the body has been written (or queued)
@@ -65,8 +67,9 @@ func newDirectStream(conn net.Conn, o *HTTPOptions, retry string) *directStream 
 		return nil
 	}
 	return &directStream{
-		conn: ec, raw: raw, retry: retry, timeout: o.WriteTimeout, obs: o.Observer,
+		conn: ec, raw: newRawWriter(raw), retry: retry, timeout: o.WriteTimeout, obs: o.Observer,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		buf: make([]byte, 0, 1024), // the head and a typical event, at once
 	}
 }
 
@@ -78,12 +81,12 @@ func (d *directStream) deliver(f messages.Frame) bool {
 		return false
 	}
 	if f.Data == nil { // a priming event is always followed by a frame or the end
-		d.prime, _ = appendEvents(d.prime[:0], []messages.Frame{f}, d.retry)
+		d.prime = appendEvent(d.prime[:0], f, d.retry)
 		return true
 	}
-	events, _ := appendEvents(d.prime, []messages.Frame{f}, d.retry)
-	d.prime = nil
-	var b []byte
+	events := appendEvent(append(d.events[:0], d.prime...), f, d.retry)
+	d.prime = d.prime[:0]
+	b := d.buf[:0]
 	if !d.started {
 		b = append(b, directHead...)
 		d.started = true
@@ -103,6 +106,7 @@ func (d *directStream) deliver(f messages.Frame) bool {
 		return false
 	}
 	d.write(b)
+	d.events, d.buf = events, b
 	return !d.failed
 }
 
@@ -112,17 +116,17 @@ func (d *directStream) deliver(f messages.Frame) bool {
 func (d *directStream) close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.ended || d.failed || (!d.started && d.prime == nil) {
+	if d.ended || d.failed || (!d.started && len(d.prime) == 0) {
 		return
 	}
-	var b []byte
+	b := d.buf[:0]
 	if !d.started {
 		b = append(b, directHead...)
 		d.started = true
 	}
-	if d.prime != nil {
+	if len(d.prime) > 0 {
 		b = appendChunk(b, d.prime)
-		d.prime = nil
+		d.prime = d.prime[:0]
 	}
 	b = append(b, "0\r\n\r\n"...)
 	d.ended = true
@@ -137,7 +141,7 @@ func (d *directStream) write(b []byte) {
 		d.kick()
 		return
 	}
-	n, err := tryWrite(d.raw, b)
+	n, err := d.raw.tryWrite(b)
 	switch {
 	case err != nil:
 		d.failed = true

@@ -36,23 +36,27 @@ func newEventWriter(w io.Writer, flush func() error, deadline func(time.Time) er
 func appendEvents(buf []byte, frames []messages.Frame, retry string) ([]byte, bool) {
 	end := false
 	for _, f := range frames {
-		if f.EventID != "" {
-			buf = append(buf, "id: "...)
-			buf = append(buf, f.EventID...)
-			buf = append(buf, '\n')
-		}
-		if f.Data == nil { // priming: tell the client how soon to reconnect
-			buf = append(buf, "retry: "...)
-			buf = append(buf, retry...)
-			buf = append(buf, "\ndata: \n\n"...)
-		} else {
-			buf = append(buf, "event: message\ndata: "...)
-			buf = append(buf, f.Data...) // compact JSON: one line
-			buf = append(buf, "\n\n"...)
-		}
+		buf = appendEvent(buf, f, retry)
 		end = end || f.End
 	}
 	return buf, end
+}
+
+// appendEvent formats one frame as an SSE event onto buf.
+func appendEvent(buf []byte, f messages.Frame, retry string) []byte {
+	if f.EventID != "" {
+		buf = append(buf, "id: "...)
+		buf = append(buf, f.EventID...)
+		buf = append(buf, '\n')
+	}
+	if f.Data == nil { // priming: tell the client how soon to reconnect
+		buf = append(buf, "retry: "...)
+		buf = append(buf, retry...)
+		return append(buf, "\ndata: \n\n"...)
+	}
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, f.Data...) // compact JSON: one line
+	return append(buf, "\n\n"...)
 }
 
 // write sends frames as events (and a keep-alive comment with ping), and

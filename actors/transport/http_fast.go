@@ -79,14 +79,14 @@ func (s *FastServer) handle(ctx *fasthttp.RequestCtx) {
 		ctx.SetStatusCode(http.StatusNotFound)
 		return
 	}
-	x := &fastExchange{ctx: ctx, o: &s.ep.opts, retry: s.ep.retry, watcher: s.ep.watcher, back: s.serveAgain}
+	x := &fastExchange{ctx: ctx, o: &s.ep.opts, retry: s.ep.retry, watcher: s.ep.watcher, srv: s}
 	obs := s.ep.opts.Observer
 	if obs != nil {
 		x.start = time.Now()
 	}
 	s.ep.serve(x)
 	if obs != nil && !x.deferred {
-		obs.HTTPRequest(string(ctx.Method()), ctx.Response.StatusCode(), time.Since(x.start))
+		obs.HTTPRequest(methodName(ctx.Method()), ctx.Response.StatusCode(), time.Since(x.start))
 	}
 }
 
@@ -111,14 +111,14 @@ type fastExchange struct {
 	o       *HTTPOptions
 	retry   string
 	watcher *closeWatcher
-	back    func(net.Conn) // serves a connection a GET stream gives back
+	srv     *FastServer // serves a connection a GET stream gives back
 	start   time.Time
 	// deferred is set when the answer outlives the handler (a stream, or a
 	// taken-over connection): the Observer hears of it when it ends.
 	deferred bool
 }
 
-func (x *fastExchange) method() string            { return string(x.ctx.Method()) }
+func (x *fastExchange) method() string            { return methodName(x.ctx.Method()) }
 func (x *fastExchange) header(name string) string { return string(x.ctx.Request.Header.Peek(name)) }
 func (x *fastExchange) host() string              { return string(x.ctx.Host()) }
 func (x *fastExchange) context() context.Context  { return x.ctx }
@@ -322,7 +322,7 @@ func (x *fastExchange) hijack(take func(net.Conn, func(net.Conn))) {
 		// it ends its body (HTTP/1.1 keep-alive).
 		var back func(net.Conn)
 		if h := &x.ctx.Request.Header; h.IsHTTP11() && !h.ConnectionClose() {
-			back = x.back
+			back = x.srv.serveAgain
 		}
 		x.ctx.SetConnectionClose()
 		take(ec.detach(), back)
@@ -338,4 +338,18 @@ type fastLogger struct{ log *slog.Logger }
 
 func (l fastLogger) Printf(format string, args ...any) {
 	l.log.Debug("fasthttp", "msg", fmt.Sprintf(format, args...))
+}
+
+// methodName returns the request method as a string, without allocating
+// for the methods the endpoint serves.
+func methodName(m []byte) string {
+	switch string(m) {
+	case "POST":
+		return "POST"
+	case "GET":
+		return "GET"
+	case "DELETE":
+		return "DELETE"
+	}
+	return string(m)
 }

@@ -4,6 +4,10 @@ package transport
 
 import "syscall"
 
-// tryWrite writes nothing on this platform: the flusher goroutine writes
+// rawWriter writes nothing on this platform: the flusher goroutine writes
 // everything.
-func tryWrite(syscall.RawConn, []byte) (int, error) { return 0, nil }
+type rawWriter struct{}
+
+func newRawWriter(syscall.RawConn) *rawWriter { return &rawWriter{} }
+
+func (*rawWriter) tryWrite([]byte) (int, error) { return 0, nil }
