@@ -12,7 +12,9 @@ import (
 // connection, with one goroutine for all of them: the connections'
 // descriptors sit in an epoll set of its own (beside the Go runtime's),
 // watched for hang-ups only; nothing is ever read from them. The goroutine
-// runs only while something is watched.
+// starts with the first watch and stops once nothing has been watched for
+// a second (so that sessions opened and closed one after another do not
+// start one each), or at close.
 type closeWatcher struct {
 	mu   sync.Mutex
 	byFD map[int32]*watch
@@ -103,14 +105,26 @@ func (w *closeWatcher) remove(wt *watch) {
 func (w *closeWatcher) drop(wt *watch) {
 	_ = syscall.EpollCtl(w.run.epfd, syscall.EPOLL_CTL_DEL, int(wt.fd), nil)
 	delete(w.byFD, wt.fd)
-	if len(w.byFD) == 0 {
+}
+
+// close stops the goroutine and forgets every watch (their streams are
+// told nothing); watches added later start a new goroutine.
+func (w *closeWatcher) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.run != nil {
 		w.run.closed = true
 		_, _ = syscall.Write(w.run.wakeW, []byte{1})
 		w.run = nil
 	}
+	clear(w.byFD)
 }
 
-// loop waits for hang-ups until told to stop.
+// watchIdle is how long the goroutine outlives the last watch.
+const watchIdle = 1000 // milliseconds
+
+// loop waits for hang-ups until told to stop, or until it has watched
+// nothing for watchIdle.
 func (w *closeWatcher) loop(run *watchLoop) {
 	defer func() {
 		_ = syscall.Close(run.epfd)
@@ -119,12 +133,22 @@ func (w *closeWatcher) loop(run *watchLoop) {
 	}()
 	events := make([]syscall.EpollEvent, 64)
 	for {
-		n, err := syscall.EpollWait(run.epfd, events, -1)
+		n, err := syscall.EpollWait(run.epfd, events, watchIdle)
 		if err != nil && err != syscall.EINTR {
+			w.mu.Lock()
+			if w.run == run {
+				w.run = nil // add starts a new loop
+			}
+			w.mu.Unlock()
 			return
 		}
 		var gone []*watch
 		w.mu.Lock()
+		if n == 0 && len(w.byFD) == 0 && !run.closed {
+			w.run = nil // idle: the next add starts a new loop
+			w.mu.Unlock()
+			return
+		}
 		stop := run.closed
 		for _, ev := range events[:max(n, 0)] {
 			if wt, ok := w.byFD[ev.Fd]; ok && !stop {

@@ -13,3 +13,4 @@ type watch struct{}
 func newCloseWatcher() *closeWatcher              { return &closeWatcher{} }
 func (*closeWatcher) add(net.Conn, func()) *watch { return nil }
 func (*closeWatcher) remove(*watch)               {}
+func (*closeWatcher) close()                      {}

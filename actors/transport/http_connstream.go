@@ -299,7 +299,9 @@ func (s *connStream) finish(conn net.Conn, how int) {
 }
 
 // streamHub pings the quiet taken-over streams of an endpoint. Its one
-// goroutine runs only while there are streams.
+// goroutine starts with the first stream and stops at a tick that finds
+// none (so that sessions opened and closed one after another do not start
+// one each), or at close.
 type streamHub struct {
 	interval time.Duration // <= 0: no pings
 
@@ -328,15 +330,22 @@ func (h *streamHub) add(s *connStream) {
 func (h *streamHub) remove(s *connStream) {
 	h.mu.Lock()
 	delete(h.streams, s)
-	if len(h.streams) == 0 && h.stop != nil {
+	h.mu.Unlock()
+}
+
+// close stops the goroutine.
+func (h *streamHub) close() {
+	h.mu.Lock()
+	if h.stop != nil {
 		close(h.stop)
 		h.stop = nil
 	}
 	h.mu.Unlock()
 }
 
-// loop pings quiet streams every half interval until stopped.
-func (h *streamHub) loop(stop <-chan struct{}) {
+// loop pings quiet streams every half interval until stopped, or until a
+// tick finds no stream.
+func (h *streamHub) loop(stop chan struct{}) {
 	t := time.NewTicker(h.interval / 2)
 	defer t.Stop()
 	var due []*connStream
@@ -344,6 +353,13 @@ func (h *streamHub) loop(stop <-chan struct{}) {
 		select {
 		case now := <-t.C:
 			h.mu.Lock()
+			if len(h.streams) == 0 {
+				if h.stop == stop {
+					h.stop = nil // the next add starts a new loop
+				}
+				h.mu.Unlock()
+				return
+			}
 			due = due[:0]
 			for s := range h.streams {
 				due = append(due, s)

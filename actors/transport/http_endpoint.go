@@ -55,6 +55,8 @@ func newEndpoint(host SessionHost, opts *HTTPOptions) *endpoint {
 // close stops the endpoint's goroutines (streams already taken over are
 // closed by their sessions).
 func (e *endpoint) close() {
+	e.hub.close()
+	e.watcher.close()
 	e.pool.Close()
 }
 
