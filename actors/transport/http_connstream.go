@@ -113,9 +113,18 @@ func (s *connStream) take(conn net.Conn, back func(net.Conn)) {
 	}
 	s.lastWrite = time.Now()
 	s.watch = s.ep.watcher.add(conn, s.clientGone)
-	s.kick()
+	// The head (and a replay queued before the hand-over) is written here,
+	// on the HTTP server's goroutine, which has nothing else to do: no
+	// pooled goroutine is woken for it.
+	inline := !s.writing && !s.done
+	if inline {
+		s.writing = true
+	}
 	s.mu.Unlock()
 	s.ep.hub.add(s)
+	if inline {
+		s.run()
+	}
 }
 
 // clientGone is called by the close watcher when the client has closed the
