@@ -44,6 +44,8 @@ type sessionActor struct {
 	table    *dispatcher.Table
 	streams  streamSet
 	lifetime *time.Timer // MaxLifetime; nil without one
+	idle     *time.Timer // IdleTimeout's check; nil without one
+	active   time.Time   // when the last message arrived, for IdleTimeout
 	draining *time.Timer // set while draining before a close
 	pending  int         // server-to-client calls last reported to the Observer
 	selfSend func(any)   // posts to this actor from timers; set when started
@@ -93,7 +95,11 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 			a.close(ctx, "internal error")
 		}
 	}()
-	switch m := ctx.Message().(type) {
+	msg := ctx.Message()
+	if a.idle != nil && msg != any(idleCheck{}) {
+		a.active = time.Now()
+	}
+	switch m := msg.(type) {
 	case *messages.HandleRequest:
 		a.handleRequest(m.Msg, m.Sink)
 	case *messages.HandleNotification:
@@ -131,12 +137,8 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		} else {
 			a.close(ctx, m.Reason)
 		}
-	case *actor.ReceiveTimeout:
-		if len(a.inflight) == 0 && a.table.Pending() == 0 {
-			a.close(ctx, "idle timeout")
-		} else {
-			ctx.SetReceiveTimeout(a.lim.IdleTimeout) // it fires once: re-arm
-		}
+	case idleCheck:
+		a.checkIdle(ctx)
 	case *actor.Started:
 		a.started(ctx)
 	case *actor.Stopping, *actor.Restarting:
@@ -156,15 +158,40 @@ func (a *sessionActor) reportPending() {
 	}
 }
 
+// idleCheck is posted by the idle timer.
+type idleCheck struct{}
+
+// checkIdle closes a session that has received nothing for IdleTimeout
+// and has nothing running; otherwise it sets the timer for the next check.
+func (a *sessionActor) checkIdle(ctx actor.Context) {
+	if a.state == stateClosed {
+		return
+	}
+	left := a.lim.IdleTimeout - time.Since(a.active)
+	if left <= 0 {
+		if len(a.inflight) == 0 && a.table.Pending() == 0 {
+			a.close(ctx, "idle timeout")
+			return
+		}
+		left = a.lim.IdleTimeout // busy: look again later
+	}
+	a.idle.Reset(left)
+}
+
 // started arms the idle and lifetime limits.
 func (a *sessionActor) started(ctx actor.Context) {
-	if a.lim.IdleTimeout > 0 {
-		ctx.SetReceiveTimeout(a.lim.IdleTimeout)
-	}
 	// Timers post to ctx.Self() through the system's root: Ref's PID is set
 	// by Spawn after the actor has started, so it is not the actor's to read.
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	a.selfSend = func(m any) { root.Send(self, m) }
+	if a.lim.IdleTimeout > 0 {
+		// One timer, checked when it fires, rather than protoactor's
+		// receive timeout, which stops and resets a timer around every
+		// message.
+		send := a.selfSend
+		a.active = time.Now()
+		a.idle = time.AfterFunc(a.lim.IdleTimeout, func() { send(idleCheck{}) })
+	}
 	if a.lim.MaxLifetime > 0 {
 		send := a.selfSend
 		a.lifetime = time.AfterFunc(a.lim.MaxLifetime, func() {
@@ -254,6 +281,9 @@ func (a *sessionActor) close(ctx actor.Context, reason string) {
 	if a.lifetime != nil {
 		a.lifetime.Stop()
 	}
+	if a.idle != nil {
+		a.idle.Stop()
+	}
 	if a.draining != nil {
 		a.draining.Stop()
 	}
@@ -269,7 +299,6 @@ func (a *sessionActor) close(ctx actor.Context, reason string) {
 	}
 	close(a.ref.done)
 	if ctx != nil {
-		ctx.CancelReceiveTimeout()
 		ctx.Stop(ctx.Self())
 	}
 }
