@@ -88,21 +88,26 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	return append(b, raw...), nil
 }
 
-// appendRaw appends raw JSON, compacted as encoding/json would.
+// appendRaw appends raw JSON, compacted as encoding/json would. One
+// scanner pass validates it and tells whether it is compact already
+// (whitespace inside strings, as in a schema's descriptions, is content).
 func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
-	for _, c := range raw {
-		if c == ' ' || c == '\n' || c == '\t' || c == '\r' {
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, raw); err != nil {
-				return nil, err
-			}
-			return append(b, buf.Bytes()...), nil
-		}
+	s := scanner{data: raw}
+	ok := s.value(0)
+	if ok {
+		s.ws()
 	}
-	if !json.Valid(raw) {
+	if !ok || s.pos != len(raw) {
 		return nil, &json.SyntaxError{}
 	}
-	return append(b, raw...), nil
+	if !s.spaced {
+		return append(b, raw...), nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, err
+	}
+	return append(b, buf.Bytes()...), nil
 }
 
 func (c *TextContent) appendJSON(b []byte) ([]byte, error) {

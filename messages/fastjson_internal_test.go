@@ -262,3 +262,22 @@ func FuzzInitializeParamsDecodeMatchesEncodingJSON(f *testing.F) {
 		assert.Equal(t, got, viaJSON, "%s", raw)
 	})
 }
+
+func FuzzAppendRawMatchesCompact(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1}`, ` {"a" : [1, 2]} `, `{"d":"User's response"}`, "{\"a\":\n\"x y\"}", `"\u0020"`, `[]`, `{`, `{"a":1}x`, ``, `  `, `1 2`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, gerr := appendRaw([]byte("pre"), raw)
+		var want bytes.Buffer
+		werr := json.Compact(&want, raw)
+		if werr != nil || !json.Valid(raw) {
+			require.Error(t, gerr, "%q", raw)
+			return
+		}
+		require.NoError(t, gerr, "%q", raw)
+		assert.Equal(t, "pre"+want.String(), string(got), "%q", raw)
+	})
+}

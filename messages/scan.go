@@ -24,9 +24,10 @@ type scanError struct {
 func (e *scanError) Error() string { return e.msg + " at offset " + strconv.Itoa(e.off) }
 
 type scanner struct {
-	data []byte
-	pos  int
-	err  *scanError
+	data   []byte
+	pos    int
+	err    *scanError
+	spaced bool // whitespace outside strings was skipped: the text is not compact
 }
 
 func (s *scanner) fail(msg string) bool {
@@ -41,6 +42,7 @@ func (s *scanner) ws() {
 		switch s.data[s.pos] {
 		case ' ', '\t', '\r', '\n':
 			s.pos++
+			s.spaced = true
 		default:
 			return
 		}
