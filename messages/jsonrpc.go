@@ -342,15 +342,7 @@ func EncodeNotification(method string, params any) ([]byte, error) {
 }
 
 func encodeCall(id ID, method string, params any) ([]byte, error) {
-	var body json.RawMessage
-	if params != nil {
-		var err error
-		if body, err = Marshal(params); err != nil {
-			return nil, err
-		}
-	}
-	m, _ := json.Marshal(method) // a string always marshals
-	b := make([]byte, 0, len(body)+len(m)+len(id.raw)+48)
+	b := make([]byte, 0, 160+len(id.raw)+len(method))
 	b = append(b, `{"jsonrpc":"2.0",`...)
 	if !id.IsZero() {
 		b = append(b, `"id":`...)
@@ -358,10 +350,20 @@ func encodeCall(id ID, method string, params any) ([]byte, error) {
 		b = append(b, ',')
 	}
 	b = append(b, `"method":`...)
-	b = append(b, m...)
-	if body != nil {
+	b = appendString(b, method)
+	if params != nil {
 		b = append(b, `,"params":`...)
-		b = append(b, body...)
+		var err error
+		if a, ok := params.(appender); ok && !isNilPointer(params) {
+			b, err = a.appendJSON(b) // straight into the message: no second buffer
+		} else {
+			var body json.RawMessage
+			body, err = Marshal(params)
+			b = append(b, body...)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	return append(b, '}'), nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
+
+	"github.com/mcp-actors/mcp-actors/messages"
 )
 
 // FastServer serves the Streamable HTTP endpoint on fasthttp: the same
@@ -107,21 +109,48 @@ func (s *FastServer) handleError(ctx *fasthttp.RequestCtx, err error) {
 
 // fastExchange is an exchange on fasthttp.
 type fastExchange struct {
-	ctx     *fasthttp.RequestCtx
-	o       *HTTPOptions
-	retry   string
-	watcher *closeWatcher
-	srv     *FastServer // serves a connection a GET stream gives back
-	start   time.Time
+	ctx      *fasthttp.RequestCtx
+	o        *HTTPOptions
+	retry    string
+	watcher  *closeWatcher
+	srv      *FastServer // serves a connection a GET stream gives back
+	hostText string      // the Host header, once read
+	start    time.Time
 	// deferred is set when the answer outlives the handler (a stream, or a
 	// taken-over connection): the Observer hears of it when it ends.
 	deferred bool
 }
 
-func (x *fastExchange) method() string            { return methodName(x.ctx.Method()) }
-func (x *fastExchange) header(name string) string { return string(x.ctx.Request.Header.Peek(name)) }
-func (x *fastExchange) host() string              { return string(x.ctx.Host()) }
-func (x *fastExchange) context() context.Context  { return x.ctx }
+func (x *fastExchange) method() string { return methodName(x.ctx.Method()) }
+func (x *fastExchange) header(name string) string {
+	return headerString(x.ctx.Request.Header.Peek(name))
+}
+
+func (x *fastExchange) host() string {
+	if x.hostText == "" { // read twice per request (Host and Origin checks)
+		x.hostText = string(x.ctx.Host())
+	}
+	return x.hostText
+}
+
+// headerString returns a header's value as a string, without copying the
+// values every request carries alike (media types, protocol versions).
+func headerString(v []byte) string {
+	switch string(v) {
+	case "":
+		return ""
+	case "application/json":
+		return "application/json"
+	case messages.Version20251125:
+		return messages.Version20251125
+	case messages.Version20250618:
+		return messages.Version20250618
+	case messages.Version20250326:
+		return messages.Version20250326
+	}
+	return string(v)
+}
+func (x *fastExchange) context() context.Context { return x.ctx }
 
 // sseBody is an event stream as an io.Reader that fasthttp pulls: each Read
 // waits for the next events.
