@@ -1,0 +1,282 @@
+package transport
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// fastExchange is an exchange on fasthttp.
+type fastExchange struct {
+	ctx      *fasthttp.RequestCtx
+	o        *HTTPOptions
+	retry    string
+	watcher  *closeWatcher
+	srv      *FastServer // serves a connection a GET stream gives back
+	hostText string      // the Host header, once read
+	start    time.Time
+	// deferred is set when the answer outlives the handler (a stream, or a
+	// taken-over connection): the Observer hears of it when it ends.
+	deferred bool
+}
+
+func (x *fastExchange) method() string { return methodName(x.ctx.Method()) }
+func (x *fastExchange) header(name string) string {
+	return headerString(x.ctx.Request.Header.Peek(name))
+}
+
+func (x *fastExchange) host() string {
+	if x.hostText == "" { // read twice per request (Host and Origin checks)
+		x.hostText = string(x.ctx.Host())
+	}
+	return x.hostText
+}
+
+// headerString returns a header's value as a string, without copying the
+// values every request carries alike (media types, protocol versions).
+func headerString(v []byte) string {
+	switch string(v) {
+	case "":
+		return ""
+	case "application/json":
+		return "application/json"
+	case messages.Version20251125:
+		return messages.Version20251125
+	case messages.Version20250618:
+		return messages.Version20250618
+	case messages.Version20250326:
+		return messages.Version20250326
+	}
+	return string(v)
+}
+func (x *fastExchange) context() context.Context { return x.ctx }
+
+// sseBody is an event stream as an io.Reader that fasthttp pulls: each Read
+// waits for the next events.
+type sseBody struct {
+	src     *eventSource
+	o       *HTTPOptions
+	retry   string
+	method  string
+	start   time.Time
+	watcher *closeWatcher
+	watch   *watch
+	conn    net.Conn // for write deadlines: a client that stops reading is cut off
+
+	buf      []byte // formatted events not yet read
+	off      int
+	finished bool // nothing after buf
+	closed   bool
+}
+
+// Read returns formatted events, waiting for some.
+func (b *sseBody) Read(p []byte) (int, error) {
+	for b.off == len(b.buf) {
+		if b.finished {
+			return 0, io.EOF
+		}
+		frames, ping, done := b.src.next()
+		var end bool
+		b.buf, end = appendEvents(b.buf[:0], frames, b.retry)
+		if ping {
+			b.buf = append(b.buf, ": keepalive\n\n"...)
+		}
+		b.off = 0
+		b.finished = done || end
+		if c, ok := b.conn.(*endConn); ok && b.finished {
+			c.holdToEnd() // these events leave with the end of the body
+		}
+		if obs := b.o.Observer; obs != nil {
+			for range frames {
+				obs.StreamEvent(false)
+			}
+		}
+	}
+	n := copy(p, b.buf[b.off:])
+	b.off += n
+	_ = b.conn.SetWriteDeadline(time.Now().Add(b.o.WriteTimeout))
+	return n, nil
+}
+
+// Close is called by fasthttp when the body is done, or when writing it
+// failed (then the client is gone: the session must stop using the sink).
+func (b *sseBody) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if b.watcher != nil {
+		b.watcher.remove(b.watch) // before fasthttp reads the next request
+	}
+	if !b.finished {
+		b.src.failed()
+	}
+	if obs := b.o.Observer; obs != nil {
+		obs.HTTPRequest(b.method, http.StatusOK, time.Since(b.start))
+	}
+	return nil
+}
+func (x *fastExchange) setHeader(name, value string) {
+	x.ctx.Response.Header.Set(name, value)
+}
+
+func (x *fastExchange) headerValues(name string) []string {
+	all := x.ctx.Request.Header.PeekAll(name)
+	out := make([]string, len(all))
+	for i, v := range all {
+		out[i] = string(v)
+	}
+	return out
+}
+
+func (x *fastExchange) body(max int64) ([]byte, error) {
+	b := x.ctx.PostBody() // fasthttp enforced MaxRequestBodySize
+	if int64(len(b)) > max {
+		return nil, errBodyTooLarge
+	}
+	// A copy: fasthttp reuses the buffer, and a decoded message keeps
+	// slices of it for as long as its handler runs.
+	return append([]byte(nil), b...), nil
+}
+
+func (x *fastExchange) reply(status int, body []byte) {
+	x.ctx.SetStatusCode(status)
+	if body != nil {
+		x.ctx.SetContentType("application/json")
+		x.ctx.SetBody(body)
+	}
+}
+
+func (x *fastExchange) stream(src *eventSource) {
+	x.ctx.SetStatusCode(http.StatusOK)
+	x.ctx.SetContentType("text/event-stream")
+	x.ctx.Response.Header.Set("Cache-Control", "no-cache")
+	x.ctx.Response.Header.Set("X-Accel-Buffering", "no")
+	body := &sseBody{src: src, o: x.o, retry: x.retry, method: string(x.ctx.Method()), start: x.start, conn: x.ctx.Conn()}
+	if src.gone != nil {
+		body.watch = x.watcher.add(x.ctx.Conn(), src.gone)
+		body.watcher = x.watcher
+	}
+	x.deferred = true // the body reports when it ends
+	// fasthttp's connection goroutine pulls the body and writes it as
+	// chunks, each flushed: no extra goroutine, no copy through a pipe.
+	x.ctx.SetBodyStream(body, -1)
+}
+
+// streamAside writes the event stream straight onto the connection while
+// fasthttp's goroutine runs the handler (fasthttp could only start a body
+// once the handler function returns). The response is closed by ending the
+// connection, which is then taken back from fasthttp.
+func (x *fastExchange) streamAside(src *eventSource) func() {
+	conn, o, retry := x.ctx.Conn(), x.o, x.retry
+	var wt *watch
+	if src.gone != nil {
+		wt = x.watcher.add(conn, src.gone)
+	}
+	done := make(chan struct{})
+	x.deferred = true
+	method, start := string(x.ctx.Method()), x.start
+	go func() {
+		defer close(done)
+		defer x.watcher.remove(wt)
+		if obs := o.Observer; obs != nil { // the exchange ends with the stream
+			defer func() { obs.HTTPRequest(method, http.StatusOK, time.Since(start)) }()
+		}
+		buf := []byte(sseHead)
+		for {
+			frames, ping, end := src.next()
+			var last bool
+			buf, last = appendEvents(buf, frames, retry)
+			if ping {
+				buf = append(buf, ": keepalive\n\n"...)
+			}
+			if len(buf) > 0 {
+				_ = conn.SetWriteDeadline(time.Now().Add(o.WriteTimeout))
+				if _, err := conn.Write(buf); err != nil {
+					src.failed()
+					return
+				}
+				if obs := o.Observer; obs != nil {
+					for range frames {
+						obs.StreamEvent(false)
+					}
+				}
+			}
+			if end || last {
+				return
+			}
+			buf = buf[:0]
+		}
+	}()
+	return func() {
+		<-done
+		x.ctx.HijackSetNoResponse(true)
+		x.ctx.Hijack(func(c net.Conn) { _ = c.Close() })
+	}
+}
+
+func (x *fastExchange) canStreamDirect() bool {
+	_, ok := x.ctx.Conn().(*endConn)
+	return ok && x.ctx.Request.Header.IsHTTP11() // the stream is chunked
+}
+
+func (x *fastExchange) newDirect() *directStream {
+	return newDirectStream(x.ctx.Conn(), x.o, x.retry)
+}
+
+// finishDirect waits for the direct stream to end, then has fasthttp's own
+// response dropped from the connection (or the connection closed, when
+// the stream failed or was cut).
+func (x *fastExchange) finishDirect(d *directStream) {
+	x.ctx.Response.Reset() // a 200 with an empty body: only its head is written
+	// d is nil only when nothing was written, which httpSink.Deliver rules out.
+	if d == nil {
+		x.ctx.SetConnectionClose()
+		return
+	}
+	if !d.wait(x.ctx.Done()) {
+		x.ctx.SetConnectionClose()
+	}
+	x.ctx.Conn().(*endConn).discardHead()
+}
+
+func (x *fastExchange) canHijack() bool { return true }
+
+func (x *fastExchange) hijack(take func(net.Conn, func(net.Conn))) {
+	x.deferred = true // the stream reports when it ends
+	if ec, ok := x.ctx.Conn().(*endConn); ok {
+		// fasthttp writes its response into nothing and lets go of the
+		// connection; the stream has the socket, and gives it back when
+		// it ends its body (HTTP/1.1 keep-alive).
+		var back func(net.Conn)
+		if h := &x.ctx.Request.Header; h.IsHTTP11() && !h.ConnectionClose() {
+			back = x.srv.serveAgain
+		}
+		x.ctx.SetConnectionClose()
+		take(ec.detach(), back)
+		return
+	}
+	raw := x.ctx.Conn() // the socket itself, for the close watcher
+	x.ctx.HijackSetNoResponse(true)
+	x.ctx.Hijack(func(net.Conn) { take(raw, nil) })
+}
+
+// methodName returns the request method as a string, without allocating
+// for the methods the endpoint serves.
+func methodName(m []byte) string {
+	switch string(m) {
+	case "POST":
+		return "POST"
+	case "GET":
+		return "GET"
+	case "DELETE":
+		return "DELETE"
+	}
+	return string(m)
+}
