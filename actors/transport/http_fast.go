@@ -85,7 +85,7 @@ func (s *FastServer) handle(ctx *fasthttp.RequestCtx) {
 	}
 	s.ep.serve(x)
 	if obs != nil && !x.deferred {
-		obs.HTTPRequest(methodName(ctx.Method()), ctx.Response.StatusCode(), time.Since(x.start))
+		obs.HTTPRequest(interned(ctx.Method()), ctx.Response.StatusCode(), time.Since(x.start))
 	}
 }
 

@@ -26,9 +26,9 @@ type fastExchange struct {
 	deferred bool
 }
 
-func (x *fastExchange) method() string { return methodName(x.ctx.Method()) }
+func (x *fastExchange) method() string { return interned(x.ctx.Method()) }
 func (x *fastExchange) header(name string) string {
-	return headerString(x.ctx.Request.Header.Peek(name))
+	return interned(x.ctx.Request.Header.Peek(name))
 }
 
 func (x *fastExchange) host() string {
@@ -38,12 +38,18 @@ func (x *fastExchange) host() string {
 	return x.hostText
 }
 
-// headerString returns a header's value as a string, without copying the
-// values every request carries alike (media types, protocol versions).
-func headerString(v []byte) string {
+// interned returns v as a string, without copying the values every
+// request carries alike (methods, media types, protocol versions).
+func interned(v []byte) string {
 	switch string(v) {
 	case "":
 		return ""
+	case "POST":
+		return "POST"
+	case "GET":
+		return "GET"
+	case "DELETE":
+		return "DELETE"
 	case "application/json":
 		return "application/json"
 	case messages.Version20251125:
@@ -265,18 +271,4 @@ func (x *fastExchange) hijack(take func(net.Conn, func(net.Conn))) {
 	raw := x.ctx.Conn() // the socket itself, for the close watcher
 	x.ctx.HijackSetNoResponse(true)
 	x.ctx.Hijack(func(net.Conn) { take(raw, nil) })
-}
-
-// methodName returns the request method as a string, without allocating
-// for the methods the endpoint serves.
-func methodName(m []byte) string {
-	switch string(m) {
-	case "POST":
-		return "POST"
-	case "GET":
-		return "GET"
-	case "DELETE":
-		return "DELETE"
-	}
-	return string(m)
 }
