@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -79,6 +80,8 @@ type httpFixture struct {
 	// stepsDone receives just before it returns.
 	stepsGate chan struct{}
 	stepsDone chan struct{}
+	// floodDone receives when "flood" has sent its progress reports.
+	floodDone chan struct{}
 }
 
 // newHTTPFixture starts a server as setup says (nil: defaults).
@@ -97,6 +100,7 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 		askErr:      make(chan error, 64),
 		stepsGate:   make(chan struct{}, 64),
 		stepsDone:   make(chan struct{}, 64),
+		floodDone:   make(chan struct{}, 64),
 	}
 	require.NoError(t, reftools.Register(f.srv))
 	f.addTools(t)
@@ -159,6 +163,8 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 //   - "ask" elicits a name from the client and answers "name=<name>";
 //   - "steps" reports progress 1 of 3, waits for f.stepsGate, reports 2
 //     and 3, and answers "stepped";
+//   - "flood" reports progress floodCount times with a message of
+//     floodSize bytes, then answers "flooded";
 //   - "boom" panics with internal detail that must not reach the client.
 func (f *httpFixture) addTools(t *testing.T) {
 	t.Helper()
@@ -202,6 +208,17 @@ func (f *httpFixture) addTools(t *testing.T) {
 			}
 			f.stepsDone <- struct{}{}
 			return text("stepped"), nil
+		}))
+	require.NoError(t, f.srv.AddTool(&messages.Tool{Name: "flood"},
+		func(ctx context.Context, s *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+			big := strings.Repeat("x", floodSize)
+			for i := range floodCount {
+				if err := s.Progress(ctx, float64(i+1), floodCount, big); err != nil {
+					break // the stream is gone: the rest would go nowhere
+				}
+			}
+			f.floodDone <- struct{}{}
+			return text("flooded"), nil
 		}))
 	require.NoError(t, f.srv.AddTool(&messages.Tool{Name: "boom"},
 		func(context.Context, *mcpactors.Session, *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {

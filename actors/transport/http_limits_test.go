@@ -172,6 +172,42 @@ func TestHTTPSlowReaderLosesItsStream(t *testing.T) {
 	assert.Equal(t, messages.MethodResourceUpdated, m.Method, "undelivered events wait for the next GET")
 }
 
+// The "flood" tool's reports: far more than a stalled client's socket
+// buffers and the server's bounds on what it holds for a POST stream (1
+// MiB on fasthttp's direct streams, StreamQueue frames on net/http).
+const (
+	floodCount = 600
+	floodSize  = 32 << 10
+)
+
+// TestHTTPSlowReaderOnAPostStream checks a POST event stream whose client
+// stops reading: the handler is never held up by it (its reports do not
+// wait for the network), the server holds a bounded amount for that
+// client and then ends or drops the stream, and the session goes on
+// serving.
+func TestHTTPSlowReaderOnAPostStream(t *testing.T) {
+	f := newHTTPFixture(t, &httpSetup{HTTP: transport.HTTPOptions{WriteTimeout: 300 * time.Millisecond}})
+	c := f.client(t)
+	c.initialize(messages.LatestVersion, messages.ClientCapabilities{})
+
+	body, _ := c.request(messages.MethodCallTool, toolParams("flood", nil, "flood"))
+	stalled := c.open(http.MethodPost, body, nil) // not read until the handler is done
+	require.Equal(t, http.StatusOK, stalled.StatusCode)
+	require.Equal(t, mtSSE, strings.TrimSpace(strings.Split(stalled.Header.Get("Content-Type"), ";")[0]))
+	recv(t, f.floodDone, "the handler to send every report without waiting for the client")
+	assert.Nil(t, c.call(messages.MethodPing, nil).Error, "the session serves while a stream stalls")
+
+	got := make(chan int, 1)
+	go func() {
+		b, _ := io.ReadAll(stalled.Body) // ends with EOF or a reset: either way, the end
+		got <- strings.Count(string(b), messages.MethodProgress)
+	}()
+	n := recv(t, got, "the stalled stream to end")
+	assert.Less(t, n, floodCount, "the server held every report for a client that did not read")
+	t.Logf("the stalled client got %d of %d reports of %d KiB", n, floodCount, floodSize>>10)
+	assert.Nil(t, c.call(messages.MethodPing, nil).Error, "the session goes on")
+}
+
 // TestHTTPGracefulShutdown checks Server.Shutdown with the handler
 // draining: a running call gets to finish within the deadline and its
 // client receives the response, while a new initialize gets 503.
