@@ -233,14 +233,8 @@ func (p *ElicitParams) appendJSON(b []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if p.URL != "" {
-		b = append(b, `,"url":`...)
-		b = appendString(b, p.URL)
-	}
-	if p.ElicitationID != "" {
-		b = append(b, `,"elicitationId":`...)
-		b = appendString(b, p.ElicitationID)
-	}
+	b = appendOptString(b, `,"url":`, p.URL)
+	b = appendOptString(b, `,"elicitationId":`, p.ElicitationID)
 	return append(b, '}'), nil
 }
 
@@ -283,14 +277,8 @@ func (p *CreateMessageParams) appendJSON(b []byte) ([]byte, error) {
 		}
 	}
 	b = append(b, ']')
-	if p.SystemPrompt != "" {
-		b = append(b, `,"systemPrompt":`...)
-		b = appendString(b, p.SystemPrompt)
-	}
-	if p.IncludeContext != "" {
-		b = append(b, `,"includeContext":`...)
-		b = appendString(b, p.IncludeContext)
-	}
+	b = appendOptString(b, `,"systemPrompt":`, p.SystemPrompt)
+	b = appendOptString(b, `,"includeContext":`, p.IncludeContext)
 	b = append(b, `,"maxTokens":`...)
 	b = strconv.AppendInt(b, p.MaxTokens, 10)
 	return append(b, '}'), nil
@@ -379,3 +367,13 @@ func fastText(raw []byte) (*TextContent, bool) {
 type PreEncoded []byte
 
 func (p PreEncoded) appendJSON(b []byte) ([]byte, error) { return append(b, p...), nil }
+
+// appendOptString appends a member whose value is a string, when the
+// string is not empty (omitempty); key is the member's name with its
+// leading comma, quotes and colon.
+func appendOptString(b []byte, key, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return appendString(append(b, key...), v)
+}

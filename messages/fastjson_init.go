@@ -67,59 +67,58 @@ func (c *ClientCapabilities) scan(b []byte) bool {
 		case "experimental":
 			return json.Unmarshal(val, &c.Experimental) == nil
 		case "roots":
-			if isNull(val) {
-				c.Roots = nil
-				return true
-			}
-			if c.Roots == nil {
-				c.Roots = &RootsCapabilities{}
-			}
-			return scanMembers(val, func(name string, v []byte) bool {
-				if name == "listChanged" {
-					return scanBool(v, &c.Roots.ListChanged)
-				}
-				return otherName(name, "listChanged")
-			})
+			return scanObjectInto(val, &c.Roots, (*RootsCapabilities).scanMember)
 		case "sampling":
-			if isNull(val) {
-				c.Sampling = nil
-				return true
-			}
-			if c.Sampling == nil {
-				c.Sampling = &SamplingCapabilities{}
-			}
-			return scanMembers(val, func(name string, v []byte) bool {
-				switch name {
-				case "context":
-					return scanEmpty(v, &c.Sampling.Context)
-				case "tools":
-					return scanEmpty(v, &c.Sampling.Tools)
-				}
-				return otherName(name, "context", "tools")
-			})
+			return scanObjectInto(val, &c.Sampling, (*SamplingCapabilities).scanMember)
 		case "elicitation":
-			if isNull(val) {
-				c.Elicitation = nil
-				return true
-			}
-			if c.Elicitation == nil {
-				c.Elicitation = &ElicitationCapabilities{}
-			}
-			return scanMembers(val, func(name string, v []byte) bool {
-				switch name {
-				case "form":
-					return scanEmpty(v, &c.Elicitation.Form)
-				case "url":
-					return scanEmpty(v, &c.Elicitation.URL)
-				}
-				return otherName(name, "form", "url")
-			})
+			return scanObjectInto(val, &c.Elicitation, (*ElicitationCapabilities).scanMember)
 		case "tasks":
 			c.Tasks = append(json.RawMessage(nil), val...)
 			return true
 		}
 		return otherName(name, "experimental", "roots", "sampling", "elicitation", "tasks")
 	})
+}
+
+func (r *RootsCapabilities) scanMember(name string, v []byte) bool {
+	if name == "listChanged" {
+		return scanBool(v, &r.ListChanged)
+	}
+	return otherName(name, "listChanged")
+}
+
+func (c *SamplingCapabilities) scanMember(name string, v []byte) bool {
+	switch name {
+	case "context":
+		return scanEmpty(v, &c.Context)
+	case "tools":
+		return scanEmpty(v, &c.Tools)
+	}
+	return otherName(name, "context", "tools")
+}
+
+func (c *ElicitationCapabilities) scanMember(name string, v []byte) bool {
+	switch name {
+	case "form":
+		return scanEmpty(v, &c.Form)
+	case "url":
+		return scanEmpty(v, &c.URL)
+	}
+	return otherName(name, "form", "url")
+}
+
+// scanObjectInto decodes an object into *p with member, allocating *p
+// when nil, as encoding/json does; null clears it.
+func scanObjectInto[T any](val []byte, p **T, member func(t *T, name string, v []byte) bool) bool {
+	if isNull(val) {
+		*p = nil
+		return true
+	}
+	if *p == nil {
+		*p = new(T)
+	}
+	t := *p
+	return scanMembers(val, func(name string, v []byte) bool { return member(t, name, v) })
 }
 
 func (m *Implementation) scan(b []byte) bool {
@@ -178,17 +177,8 @@ func scanBool(val []byte, b *bool) bool {
 	return true
 }
 
-// scanEmpty decodes an object into an *Empty (null clears it).
+// scanEmpty decodes an object into an *Empty (null clears it); its
+// members are ignored.
 func scanEmpty(val []byte, e **Empty) bool {
-	if isNull(val) {
-		*e = nil
-		return true
-	}
-	if !scanMembers(val, func(string, []byte) bool { return true }) {
-		return false
-	}
-	if *e == nil {
-		*e = &Empty{}
-	}
-	return true
+	return scanObjectInto(val, e, func(*Empty, string, []byte) bool { return true })
 }

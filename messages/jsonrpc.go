@@ -81,24 +81,12 @@ func scanMessage(data []byte, w *wireMessage) *Error {
 	var ok bool
 	if data[s.pos] == '{' {
 		ok = s.object(1, func(key, val []byte) {
-			switch string(key) {
-			case `"jsonrpc"`:
-				w.JSONRPC = val
-			case `"id"`:
-				w.ID = val
-			case `"method"`:
-				w.Method = val
-			case `"params"`:
-				w.Params = val
-			case `"result"`:
-				w.Result = val
-			case `"error"`:
-				w.Error = val
-			default:
-				if k, _ := unquote(key); k != string(key[1:len(key)-1]) {
-					w.setEscaped(k, val) // a name spelled with escapes
-				}
+			name := key[1 : len(key)-1]
+			if bytes.IndexByte(name, '\\') >= 0 { // a name spelled with escapes
+				k, _ := unquote(key)
+				name = []byte(k)
 			}
+			w.set(name, val)
 		})
 	} else {
 		ok = s.value(0)
@@ -122,9 +110,9 @@ func scanMessage(data []byte, w *wireMessage) *Error {
 	return nil
 }
 
-// setEscaped sets the member a name written with escapes stands for.
-func (w *wireMessage) setEscaped(name string, val []byte) {
-	switch name {
+// set sets the member name stands for; other names are ignored.
+func (w *wireMessage) set(name, val []byte) {
+	switch string(name) {
 	case "jsonrpc":
 		w.JSONRPC = val
 	case "id":

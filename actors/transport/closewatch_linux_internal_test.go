@@ -55,11 +55,8 @@ func TestCloseWatcherOutlivesItsLastWatch(t *testing.T) {
 	w.remove(wt2)
 	require.True(t, w.running(), "the goroutine stays for the next watch")
 
-	deadline := time.Now().Add(10 * time.Second)
-	for w.running() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	require.False(t, w.running(), "an idle watcher stops its goroutine")
+	require.Eventually(t, func() bool { return !w.running() }, 10*time.Second, 20*time.Millisecond,
+		"an idle watcher stops its goroutine")
 
 	_, server3 := loopbackPair(t)
 	require.NotNil(t, w.add(server3, func() {}), "a later watch starts a new one")

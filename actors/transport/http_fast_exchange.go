@@ -52,12 +52,11 @@ func interned(v []byte) string {
 		return "DELETE"
 	case "application/json":
 		return "application/json"
-	case messages.Version20251125:
-		return messages.Version20251125
-	case messages.Version20250618:
-		return messages.Version20250618
-	case messages.Version20250326:
-		return messages.Version20250326
+	}
+	for _, version := range messages.SupportedVersions {
+		if string(v) == version {
+			return version
+		}
 	}
 	return string(v)
 }
@@ -252,23 +251,22 @@ func (x *fastExchange) finishDirect(d *directStream) {
 	x.ctx.Conn().(*endConn).discardHead()
 }
 
-func (x *fastExchange) canHijack() bool { return true }
+// canHijack: every connection FastServer serves is an endConn, which can
+// hand its socket over.
+func (x *fastExchange) canHijack() bool {
+	_, ok := x.ctx.Conn().(*endConn)
+	return ok
+}
 
+// hijack detaches the socket: fasthttp writes its response into nothing
+// and lets go of the connection; the stream has the socket, and gives it
+// back when it ends its body (HTTP/1.1 keep-alive).
 func (x *fastExchange) hijack(take func(net.Conn, func(net.Conn))) {
 	x.deferred = true // the stream reports when it ends
-	if ec, ok := x.ctx.Conn().(*endConn); ok {
-		// fasthttp writes its response into nothing and lets go of the
-		// connection; the stream has the socket, and gives it back when
-		// it ends its body (HTTP/1.1 keep-alive).
-		var back func(net.Conn)
-		if h := &x.ctx.Request.Header; h.IsHTTP11() && !h.ConnectionClose() {
-			back = x.srv.serveAgain
-		}
-		x.ctx.SetConnectionClose()
-		take(ec.detach(), back)
-		return
+	var back func(net.Conn)
+	if h := &x.ctx.Request.Header; h.IsHTTP11() && !h.ConnectionClose() {
+		back = x.srv.serveAgain
 	}
-	raw := x.ctx.Conn() // the socket itself, for the close watcher
-	x.ctx.HijackSetNoResponse(true)
-	x.ctx.Hijack(func(net.Conn) { take(raw, nil) })
+	x.ctx.SetConnectionClose()
+	take(x.ctx.Conn().(*endConn).detach(), back)
 }
