@@ -41,7 +41,6 @@ func NewFastServer(host SessionHost, path string, other http.Handler, opts *HTTP
 		IdleTimeout:                  2 * time.Minute,
 		ReadBufferSize:               16 << 10, // also the bound on request headers
 		MaxRequestBodySize:           int(ep.opts.MaxBodyBytes),
-		KeepHijackedConns:            true, // a stream written aside (streamAside) closes its connection itself
 		CloseOnShutdown:              true,
 		ReduceMemoryUsage:            false, // GET streams are taken over; POST connections are few and busy
 		DisablePreParseMultipartForm: true,

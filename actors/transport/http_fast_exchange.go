@@ -60,6 +60,7 @@ func interned(v []byte) string {
 	}
 	return string(v)
 }
+
 func (x *fastExchange) context() context.Context { return x.ctx }
 
 // sseBody is an event stream as an io.Reader that fasthttp pulls: each Read
@@ -127,6 +128,7 @@ func (b *sseBody) Close() error {
 	}
 	return nil
 }
+
 func (x *fastExchange) setHeader(name, value string) {
 	x.ctx.Response.Header.Set(name, value)
 }
@@ -163,7 +165,7 @@ func (x *fastExchange) stream(src *eventSource) {
 	x.ctx.SetContentType("text/event-stream")
 	x.ctx.Response.Header.Set("Cache-Control", "no-cache")
 	x.ctx.Response.Header.Set("X-Accel-Buffering", "no")
-	body := &sseBody{src: src, o: x.o, retry: x.retry, method: string(x.ctx.Method()), start: x.start, conn: x.ctx.Conn()}
+	body := &sseBody{src: src, o: x.o, retry: x.retry, method: x.method(), start: x.start, conn: x.ctx.Conn()}
 	if src.gone != nil {
 		body.watch = x.watcher.add(x.ctx.Conn(), src.gone)
 		body.watcher = x.watcher
@@ -176,8 +178,9 @@ func (x *fastExchange) stream(src *eventSource) {
 
 // streamAside writes the event stream straight onto the connection while
 // fasthttp's goroutine runs the handler (fasthttp could only start a body
-// once the handler function returns). The response is closed by ending the
-// connection, which is then taken back from fasthttp.
+// once the handler function returns). The response ends with the
+// connection, which is detached from fasthttp and closed. (Used where a
+// directStream cannot be: HTTP/1.0, no chunked bodies.)
 func (x *fastExchange) streamAside(src *eventSource) func() {
 	conn, o, retry := x.ctx.Conn(), x.o, x.retry
 	var wt *watch
@@ -186,7 +189,7 @@ func (x *fastExchange) streamAside(src *eventSource) func() {
 	}
 	done := make(chan struct{})
 	x.deferred = true
-	method, start := string(x.ctx.Method()), x.start
+	method, start := x.method(), x.start
 	go func() {
 		defer close(done)
 		defer x.watcher.remove(wt)
@@ -221,8 +224,8 @@ func (x *fastExchange) streamAside(src *eventSource) func() {
 	}()
 	return func() {
 		<-done
-		x.ctx.HijackSetNoResponse(true)
-		x.ctx.Hijack(func(c net.Conn) { _ = c.Close() })
+		x.ctx.SetConnectionClose()
+		_ = x.ctx.Conn().(*endConn).detach().Close()
 	}
 }
 

@@ -124,3 +124,43 @@ func TestGETStreamClosesWhenAskedTo(t *testing.T) {
 	_, err = br.ReadByte()
 	assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET), "the connection is closed: %v", err)
 }
+
+// TestHTTP10StreamEndsWithTheConnection checks a POST whose handler
+// streams, from an HTTP/1.0 client (no chunked bodies): its events and
+// its response come in a body that ends with the connection.
+func TestHTTP10StreamEndsWithTheConnection(t *testing.T) {
+	f := newHTTPFixture(t, nil)
+	c := f.client(t)
+	c.initialize(messages.LatestVersion, messages.ClientCapabilities{})
+	conn, err := net.Dial("tcp", f.addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(2*watchdog)))
+
+	body, id := c.request(messages.MethodCallTool, toolParams("test_tool_with_logging", nil, nil))
+	_, err = io.WriteString(conn, "POST /mcp HTTP/1.0\r\nHost: "+f.addr+"\r\nContent-Type: "+mtJSON+
+		"\r\nAccept: "+acceptBoth+"\r\n"+transport.HeaderSessionID+": "+c.sid+
+		"\r\n"+transport.HeaderProtocolVersion+": "+c.version+
+		"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+string(body))
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodPost})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, mtSSE, strings.TrimSpace(strings.Split(resp.Header.Get("Content-Type"), ";")[0]))
+	assert.Empty(t, resp.TransferEncoding, "HTTP/1.0: not chunked")
+	events, err := io.ReadAll(resp.Body)
+	require.NoError(t, err, "the body ends cleanly, with the connection")
+	assert.Contains(t, string(events), messages.MethodLogMessage)
+	var answered bool
+	for _, line := range strings.Split(string(events), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: {"); ok {
+			m, derr := messages.Decode([]byte("{" + data))
+			require.Nil(t, derr)
+			answered = answered || (m.Kind() == messages.KindResponse && m.ID == id)
+		}
+	}
+	assert.True(t, answered, "the response is in the stream: %s", events)
+	_, err = br.ReadByte()
+	assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET), "the connection is closed: %v", err)
+}

@@ -17,11 +17,10 @@ type httpSink struct {
 	max  int
 	wake chan struct{} // capacity 1: "there is something to look at"
 
-	mu       sync.Mutex
-	queue    []messages.Frame
-	spare    []messages.Frame // the previous batch's slice, reused
-	closed   bool
-	overflow bool
+	mu     sync.Mutex
+	queue  []messages.Frame
+	spare  []messages.Frame // the previous batch's slice, reused
+	closed bool
 
 	// A request's handler handed over with Run (messages.Runner), and how
 	// it runs: inline while the waiting goroutine runs it; aside starts a
@@ -66,19 +65,7 @@ func (s *httpSink) takeJob() func() []byte {
 // frames, or the sink's closing. The session may hand the job over after
 // the request was sent, when its mailbox was busy with another goroutine.
 func (s *httpSink) first(ctx context.Context) (job func() []byte, frames []messages.Frame, closed, ok bool) {
-	for {
-		if job = s.takeJob(); job != nil {
-			return job, nil, false, true
-		}
-		if frames, closed = s.take(); len(frames) > 0 || closed {
-			return nil, frames, closed, true
-		}
-		select {
-		case <-s.wake:
-		case <-ctx.Done():
-			return nil, nil, false, false
-		}
-	}
+	return s.next(ctx, true)
 }
 
 // directStarter starts a directStream for the exchange a sink serves.
@@ -143,7 +130,7 @@ func (s *httpSink) Deliver(f messages.Frame) bool {
 	if ok {
 		s.queue = append(s.queue, f)
 	} else {
-		s.closed, s.overflow = true, true
+		s.closed = true
 	}
 	if s.inline && !s.streamed {
 		// Under the lock: endInline must see what aside set up. aside only
@@ -189,15 +176,26 @@ func (s *httpSink) take() ([]messages.Frame, bool) {
 // wait returns the next batch, waiting until there is one, the sink closes,
 // or ctx ends (then ok is false).
 func (s *httpSink) wait(ctx context.Context) (frames []messages.Frame, closed, ok bool) {
+	_, frames, closed, ok = s.next(ctx, false)
+	return frames, closed, ok
+}
+
+// next waits for a job (withJob), a batch or the sink's closing, or until
+// ctx ends (then ok is false).
+func (s *httpSink) next(ctx context.Context, withJob bool) (job func() []byte, frames []messages.Frame, closed, ok bool) {
 	for {
-		frames, closed = s.take()
-		if len(frames) > 0 || closed {
-			return frames, closed, true
+		if withJob {
+			if job = s.takeJob(); job != nil {
+				return job, nil, false, true
+			}
+		}
+		if frames, closed = s.take(); len(frames) > 0 || closed {
+			return nil, frames, closed, true
 		}
 		select {
 		case <-s.wake:
 		case <-ctx.Done():
-			return nil, false, false
+			return nil, nil, false, false
 		}
 	}
 }
