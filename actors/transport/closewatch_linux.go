@@ -134,35 +134,29 @@ func (w *closeWatcher) loop(run *watchLoop) {
 	events := make([]syscall.EpollEvent, 64)
 	for {
 		n, err := syscall.EpollWait(run.epfd, events, watchIdle)
-		if err != nil && err != syscall.EINTR {
-			w.mu.Lock()
-			if w.run == run {
-				w.run = nil // add starts a new loop
-			}
+		if err == syscall.EINTR {
+			continue
+		}
+		w.mu.Lock()
+		if run.closed { // close stopped it (and forgot the watches)
+			w.mu.Unlock()
+			return
+		}
+		if err != nil || (n == 0 && len(w.byFD) == 0) { // broken, or idle
+			w.run = nil // the next add starts a new loop
 			w.mu.Unlock()
 			return
 		}
 		var gone []*watch
-		w.mu.Lock()
-		if n == 0 && len(w.byFD) == 0 && !run.closed {
-			w.run = nil // idle: the next add starts a new loop
-			w.mu.Unlock()
-			return
-		}
-		stop := run.closed
-		for _, ev := range events[:max(n, 0)] {
-			if wt, ok := w.byFD[ev.Fd]; ok && !stop {
+		for _, ev := range events[:n] {
+			if wt, ok := w.byFD[ev.Fd]; ok {
 				gone = append(gone, wt)
 				w.drop(wt) // once: the hang-up stays readable
-				stop = run.closed
 			}
 		}
 		w.mu.Unlock()
 		for _, wt := range gone {
 			wt.gone()
-		}
-		if stop {
-			return
 		}
 	}
 }
