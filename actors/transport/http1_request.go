@@ -1,0 +1,782 @@
+package transport
+
+import (
+	"bytes"
+	"math"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+)
+
+// This file is the event-loop server's HTTP/1.x request parser (RFC 9112).
+// It is strict where leniency lets two parsers disagree about where a
+// request ends (request smuggling), and it keeps nothing between calls: the
+// loop hands it everything read so far and calls again when more arrives.
+// A call costs one pass over the head plus one step per chunk, so rescanning
+// a growing buffer stays cheap; it allocates nothing once r's slices have
+// grown to fit.
+
+// requestLimits bounds what parseRequest accepts. The head is counted from
+// the request line (empty lines before it aside) through the empty line
+// that ends it; chunked trailers get what the head left of maxHead.
+type requestLimits struct {
+	maxHead int   // bytes of request line + headers (+ chunked trailers); over it: 431
+	maxBody int64 // bytes of body (Content-Length, or the decoded chunked total); over it: 413
+}
+
+// headerField is one header line; both slices point into the buffer passed
+// to parseRequest.
+type headerField struct{ name, value []byte }
+
+// httpRequest is one parsed request. It is reused: parseRequest resets it.
+// Its slices point into the buffer passed to parseRequest (body of a chunked
+// request excepted), so they are valid only while that buffer is unchanged.
+type httpRequest struct {
+	method []byte
+	target []byte // request-target as sent, e.g. "/mcp?x=1"
+	// path is target up to '?'. For an absolute-form target
+	// ("http://h/p?q") it is the path part, "/" when that is empty
+	// (RFC 9110 §4.2.3); "*" for asterisk-form; nil for CONNECT's
+	// authority-form. Targets never hold '#' (a fragment is refused).
+	path []byte
+	// http11 is true for HTTP/1.1, false for HTTP/1.0.
+	http11 bool
+	// keepAlive: the connection persists after the response. HTTP/1.1
+	// unless a Connection header names "close"; HTTP/1.0 only when one
+	// names "keep-alive" and none "close" (RFC 9112 §9.3).
+	keepAlive bool
+	// expectContinue: "Expect: 100-continue" on HTTP/1.1 (an HTTP/1.0
+	// expectation is ignored, RFC 9110 §10.1.1).
+	expectContinue bool
+	// headDone: the head (request line + headers) is complete and valid,
+	// even if the body is not; the fields above and below it are filled.
+	headDone bool
+	// contentLength is the Content-Length value, 0 included; -1 when the
+	// request has none, being chunked or bodiless.
+	contentLength int64
+	chunked       bool
+	headers       []headerField // in order, as sent
+	// body is the request content: a slice of the buffer for
+	// Content-Length, the decoded chunks (in chunkBuf) for chunked, empty
+	// when there is no body.
+	body []byte
+	// chunkBuf holds decoded chunked content; it is reused, so a chunked
+	// body is overwritten by the next parseRequest.
+	chunkBuf []byte
+}
+
+// header returns the first value of the named header (ASCII
+// case-insensitive name match), or nil.
+func (r *httpRequest) header(name string) []byte {
+	for _, f := range r.headers {
+		if equalFold(f.name, name) {
+			return f.value
+		}
+	}
+	return nil
+}
+
+// headerValues returns every value of the named header, in order (may be
+// nil).
+func (r *httpRequest) headerValues(name string) [][]byte {
+	var vs [][]byte
+	for _, f := range r.headers {
+		if equalFold(f.name, name) {
+			vs = append(vs, f.value)
+		}
+	}
+	return vs
+}
+
+// reset empties r but keeps the capacity of its slices. Old header entries
+// are cleared so they do not pin the previous read buffer.
+func (r *httpRequest) reset() {
+	clear(r.headers)
+	*r = httpRequest{headers: r.headers[:0], chunkBuf: r.chunkBuf[:0], contentLength: -1}
+}
+
+// httpError is a request the server must refuse, with this status, then
+// close the connection.
+type httpError struct {
+	status int
+	msg    string // short, safe to show to the client
+}
+
+func (e *httpError) Error() string {
+	return "http " + strconv.Itoa(e.status) + ": " + e.msg
+}
+
+// The refusals parseRequest returns. They are shared: callers must not
+// modify them.
+var (
+	errEmptyLines      = &httpError{http.StatusBadRequest, "too many empty lines before the request line"}
+	errRequestLine     = &httpError{http.StatusBadRequest, "malformed request line"}
+	errMethod          = &httpError{http.StatusBadRequest, "invalid method"}
+	errTarget          = &httpError{http.StatusBadRequest, "invalid request target"}
+	errVersion         = &httpError{http.StatusHTTPVersionNotSupported, "HTTP version not supported"}
+	errFieldLine       = &httpError{http.StatusBadRequest, "malformed header field"}
+	errObsFold         = &httpError{http.StatusBadRequest, "obsolete line folding"}
+	errHeadTooLarge    = &httpError{http.StatusRequestHeaderFieldsTooLarge, "request header fields too large"}
+	errNoHost          = &httpError{http.StatusBadRequest, "missing Host header"}
+	errManyHosts       = &httpError{http.StatusBadRequest, "more than one Host header"}
+	errHost            = &httpError{http.StatusBadRequest, "invalid Host header"}
+	errContentLength   = &httpError{http.StatusBadRequest, "invalid Content-Length"}
+	errLengthAndCoded  = &httpError{http.StatusBadRequest, "Content-Length with Transfer-Encoding"}
+	errCodedHTTP10     = &httpError{http.StatusBadRequest, "Transfer-Encoding in an HTTP/1.0 request"}
+	errCoding          = &httpError{http.StatusNotImplemented, "transfer encoding not supported"}
+	errContentTooLarge = &httpError{http.StatusRequestEntityTooLarge, "content too large"}
+	errChunked         = &httpError{http.StatusBadRequest, "malformed chunked encoding"}
+)
+
+const (
+	// maxEmptyLines is how many empty lines may precede the request line:
+	// RFC 9112 §2.2 asks to ignore at least one, which old clients send
+	// after a POST body; a few cover them without letting a peer idle on
+	// an endless stream of newlines.
+	maxEmptyLines = 4
+	// maxChunkLine bounds a chunk-size line with its extensions, CRLF
+	// excluded: it must be shorter, as net/http's chunked reader has it.
+	maxChunkLine = 4096
+	// maxChunkExcess bounds chunk framing beyond 16 bytes per chunk plus
+	// twice its data, net/http's rule: a peer cannot make the caller
+	// buffer megabytes of extensions or one-byte chunks to deliver a few
+	// bytes of content.
+	maxChunkExcess = 16 << 10
+)
+
+// rootPath is the path of an absolute-form target with an empty path.
+var rootPath = []byte("/")
+
+// parseRequest parses the request at the start of buf into r.
+//
+// It returns n > 0 (bytes the request used, head and body, leading empty
+// lines included) once buf holds a whole request; n == 0 and err == nil
+// while it does not yet (then r.headDone tells whether the head is
+// complete, and if so r's head fields are filled: the caller may answer
+// "100 Continue", or refuse early); and err (*httpError) for a request that
+// is malformed or over a limit. Over-limit requests are refused as soon as
+// buf shows it: a head longer than lim.maxHead once buf holds more than
+// that without the head's end, a body over lim.maxBody once its declared
+// length or its chunk sizes say so.
+//
+// It decides nothing on bytes it has not seen: a prefix of buf gives
+// n == 0 and no error, or what buf gives, so a request fed in pieces ends
+// the same way as one read whole.
+func parseRequest(buf []byte, lim requestLimits, r *httpRequest) (n int, err error) {
+	r.reset()
+	start, err := skipEmptyLines(buf)
+	if err != nil || start < 0 {
+		return 0, err
+	}
+	headLen, err := r.parseHead(buf[start:], lim.maxHead)
+	if err != nil || headLen == 0 {
+		return 0, err
+	}
+	if err := r.checkHead(lim.maxBody); err != nil {
+		return 0, err
+	}
+	r.headDone = true
+	at := start + headLen
+	switch {
+	case r.chunked:
+		return r.readChunked(buf, at, lim.maxBody, lim.maxHead-headLen)
+	case r.contentLength > 0:
+		if int64(len(buf)-at) < r.contentLength {
+			return 0, nil
+		}
+		end := at + int(r.contentLength)
+		r.body = buf[at:end]
+		return end, nil
+	}
+	return at, nil
+}
+
+// skipEmptyLines returns where the request line starts in buf, or -1 while
+// buf holds only empty lines (or a lone CR that may start one).
+func skipEmptyLines(buf []byte) (int, error) {
+	at := 0
+	for lines := 0; ; lines++ {
+		var eol int
+		switch rest := buf[at:]; {
+		case len(rest) == 0 || len(rest) == 1 && rest[0] == '\r':
+			return -1, nil
+		case rest[0] == '\n':
+			eol = 1
+		case rest[0] == '\r' && rest[1] == '\n':
+			eol = 2
+		default:
+			return at, nil
+		}
+		if lines == maxEmptyLines {
+			return 0, errEmptyLines
+		}
+		at += eol
+	}
+}
+
+// parseHead parses the request line and header fields at the start of
+// head into r and returns the head's length, its final empty line
+// included, or 0 while it is incomplete. Only the first maxHead bytes are
+// looked at, so a head that does not end there is refused (431) as soon as
+// more bytes have arrived, not once its end finally does.
+func (r *httpRequest) parseHead(head []byte, maxHead int) (int, error) {
+	window := head[:min(len(head), max(maxHead, 0))]
+	incomplete := func() (int, error) {
+		if len(head) > len(window) {
+			return 0, errHeadTooLarge
+		}
+		return 0, nil
+	}
+	line, at, ok := nextLine(window, 0)
+	if !ok {
+		return incomplete()
+	}
+	if err := r.parseRequestLine(line); err != nil {
+		return 0, err
+	}
+	for {
+		line, next, ok := nextLine(window, at)
+		if !ok {
+			return incomplete()
+		}
+		at = next
+		if len(line) == 0 {
+			return at, nil
+		}
+		f, err := parseFieldLine(line)
+		if err != nil {
+			return 0, err
+		}
+		r.headers = append(r.headers, f)
+	}
+}
+
+// nextLine returns the line at b[from:] without its CRLF or bare LF
+// (RFC 9112 §2.2 lets a recipient accept LF alone in the head), and where
+// the next one starts; ok is false when the line has no end yet.
+func nextLine(b []byte, from int) (line []byte, next int, ok bool) {
+	i := bytes.IndexByte(b[from:], '\n')
+	if i < 0 {
+		return nil, 0, false
+	}
+	line = b[from : from+i]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	return line, from + i + 1, true
+}
+
+// parseRequestLine parses "method SP request-target SP HTTP-version"
+// (RFC 9112 §3), single spaces only.
+func (r *httpRequest) parseRequestLine(line []byte) error {
+	method, rest, ok1 := bytes.Cut(line, []byte{' '})
+	target, version, ok2 := bytes.Cut(rest, []byte{' '})
+	if !ok1 || !ok2 {
+		return errRequestLine
+	}
+	if !isToken(method) {
+		return errMethod
+	}
+	switch string(version) {
+	case "HTTP/1.1":
+		r.http11 = true
+	case "HTTP/1.0":
+	default:
+		if len(version) == len("HTTP/x.y") && string(version[:5]) == "HTTP/" &&
+			isDigit(version[5]) && version[6] == '.' && isDigit(version[7]) {
+			return errVersion
+		}
+		return errRequestLine
+	}
+	path, ok := targetPath(method, target)
+	if !ok {
+		return errTarget
+	}
+	r.method, r.target, r.path = method, target, path
+	return nil
+}
+
+// targetPath checks target against the form method calls for
+// (RFC 9112 §3.2) and returns its path (see httpRequest.path).
+func targetPath(method, target []byte) ([]byte, bool) {
+	if len(target) == 0 {
+		return nil, false
+	}
+	for i := 0; i < len(target); i++ {
+		switch c := target[i]; {
+		case c <= ' ' || c >= 0x7f || c == '#':
+			return nil, false
+		case c == '%':
+			if i+2 >= len(target) || !isHex(target[i+1]) || !isHex(target[i+2]) {
+				return nil, false
+			}
+		}
+	}
+	switch {
+	case string(method) == http.MethodConnect:
+		return nil, validAuthority(target, true)
+	case target[0] == '/':
+		path, _, _ := bytes.Cut(target, []byte{'?'})
+		return path, true
+	case string(target) == "*":
+		return target, string(method) == http.MethodOptions
+	}
+	return absolutePath(target)
+}
+
+// absolutePath returns the path of an absolute-form target,
+// scheme "://" authority [path] ["?" query]. The authority may carry
+// no userinfo (RFC 9110 §4.2.4) and its host may not be empty (§4.2.1).
+func absolutePath(target []byte) ([]byte, bool) {
+	i := 0
+	for i < len(target) && isSchemeChar(target[i], i == 0) {
+		i++
+	}
+	if i == 0 || !bytes.HasPrefix(target[i:], []byte("://")) {
+		return nil, false
+	}
+	rest := target[i+3:]
+	end := bytes.IndexAny(rest, "/?")
+	if end < 0 {
+		end = len(rest)
+	}
+	if !validAuthority(rest[:end], false) {
+		return nil, false
+	}
+	path, _, _ := bytes.Cut(rest[end:], []byte{'?'})
+	if len(path) == 0 {
+		path = rootPath
+	}
+	return path, true
+}
+
+// validAuthority reports whether a is host [":" port] with a non-empty
+// host: a name of letters, digits and "-._~", or a bracketed IPv6
+// address. That is stricter than RFC 3986's reg-name, which also allows
+// sub-delims and percent-encoding no real host name uses.
+func validAuthority(a []byte, needPort bool) bool {
+	var host, port []byte
+	var hasPort bool
+	if len(a) > 0 && a[0] == '[' {
+		end := bytes.IndexByte(a, ']')
+		if end < 0 || !validIPv6(a[1:end]) {
+			return false
+		}
+		host = a[:end+1]
+		if rest := a[end+1:]; len(rest) > 0 {
+			if rest[0] != ':' {
+				return false
+			}
+			port, hasPort = rest[1:], true
+		}
+	} else {
+		host, port, hasPort = bytes.Cut(a, []byte{':'})
+		for _, c := range host {
+			if !isHostChar(c) {
+				return false
+			}
+		}
+	}
+	return len(host) > 0 && !(needPort && len(port) == 0) && (!hasPort || validPort(port))
+}
+
+// validIPv6 reports whether b is an IPv6 address without a zone, as
+// RFC 3986's IP-literal requires (an IPv4 address may not be bracketed).
+// netip copies b: the one allocation a request may cost, and only one
+// that names its host by IPv6 address.
+func validIPv6(b []byte) bool {
+	for _, c := range b {
+		if !isHex(c) && c != ':' && c != '.' {
+			return false
+		}
+	}
+	addr, err := netip.ParseAddr(string(b))
+	return err == nil && addr.Is6()
+}
+
+// validPort reports whether p is empty (RFC 3986 allows ":" alone) or a
+// port number.
+func validPort(p []byte) bool {
+	if len(p) > 5 {
+		return false
+	}
+	v := 0
+	for _, c := range p {
+		if !isDigit(c) {
+			return false
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v <= math.MaxUint16
+}
+
+// parseFieldLine parses "name: value" (RFC 9112 §5): a token name with the
+// colon right after it, the value trimmed of SP and HTAB and free of
+// control characters other than HTAB (RFC 9110 §5.5 lets a recipient refuse
+// them; CR, LF and NUL it must). A line starting with whitespace is
+// obs-fold, which a server may refuse (RFC 9112 §5.2).
+func parseFieldLine(line []byte) (headerField, error) {
+	if line[0] == ' ' || line[0] == '\t' {
+		return headerField{}, errObsFold
+	}
+	colon := bytes.IndexByte(line, ':')
+	if colon < 0 || !isToken(line[:colon]) {
+		return headerField{}, errFieldLine
+	}
+	value := trimOWS(line[colon+1:])
+	for _, c := range value {
+		if !isFieldByte(c) {
+			return headerField{}, errFieldLine
+		}
+	}
+	return headerField{name: line[:colon], value: value}, nil
+}
+
+// checkHead checks the fields that frame the request and the connection
+// (Host, Content-Length, Transfer-Encoding, Connection, Expect) and sets
+// r's framing and connection fields from them.
+func (r *httpRequest) checkHead(maxBody int64) error {
+	var hosts, codings int
+	var host, length, coding []byte
+	var closes, keeps, expect bool
+	for _, f := range r.headers {
+		switch {
+		case equalFold(f.name, "host"):
+			hosts++
+			host = f.value
+		case equalFold(f.name, "content-length"):
+			v, ok := lengthValue(f.value, length)
+			if !ok {
+				return errContentLength
+			}
+			length = v
+		case equalFold(f.name, "transfer-encoding"):
+			codings++
+			coding = f.value
+		case equalFold(f.name, "connection"):
+			closes = closes || hasToken(f.value, "close")
+			keeps = keeps || hasToken(f.value, "keep-alive")
+		case equalFold(f.name, "expect"):
+			expect = expect || equalFold(f.value, "100-continue")
+		}
+	}
+	// RFC 9112 §3.2: one valid Host, required in HTTP/1.1; an empty one
+	// is valid (a target with no authority).
+	switch {
+	case hosts > 1:
+		return errManyHosts
+	case hosts == 0 && r.http11:
+		return errNoHost
+	case hosts == 1 && len(host) > 0 && !validAuthority(host, false):
+		return errHost
+	}
+	// RFC 9112 §6.1: a Transfer-Encoding in HTTP/1.0 means faulty framing,
+	// and one alongside Content-Length may be refused. Like net/http,
+	// only a lone "chunked" is supported; it must be last in any case.
+	if codings > 0 {
+		switch {
+		case !r.http11:
+			return errCodedHTTP10
+		case length != nil:
+			return errLengthAndCoded
+		case codings > 1 || !equalFold(coding, "chunked"):
+			return errCoding
+		}
+		r.chunked = true
+	} else if length != nil {
+		n, ok := parseDecimal(length)
+		if !ok {
+			return errContentLength
+		}
+		if n > maxBody {
+			return errContentTooLarge
+		}
+		r.contentLength = n
+	}
+	r.keepAlive = !closes && (r.http11 || keeps)
+	r.expectContinue = expect && r.http11
+	return nil
+}
+
+// lengthValue returns the decimal value a Content-Length field carries,
+// which must match prev, the value of earlier ones (nil if none). A comma
+// list of one value repeated counts as that value (RFC 9110 §8.6 lets a
+// recipient accept it, as it does repeated fields); values are compared as
+// sent, so "5" and "05" conflict.
+func lengthValue(v, prev []byte) ([]byte, bool) {
+	for {
+		elem, rest, more := bytes.Cut(v, []byte{','})
+		elem = trimOWS(elem)
+		if len(elem) == 0 || prev != nil && !bytes.Equal(elem, prev) {
+			return nil, false
+		}
+		for _, c := range elem {
+			if !isDigit(c) {
+				return nil, false
+			}
+		}
+		if !more {
+			return elem, true
+		}
+		prev, v = elem, rest
+	}
+}
+
+// parseDecimal parses digits (as checked by lengthValue) into an int64,
+// refusing overflow.
+func parseDecimal(digits []byte) (int64, bool) {
+	var n int64
+	for _, c := range digits {
+		d := int64(c - '0')
+		if n > (math.MaxInt64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}
+
+// readChunked checks the chunked body at buf[at:] and, once it is whole,
+// decodes it into r.chunkBuf. The first pass skips over chunk data, so a
+// call on a partial body costs one step per chunk and copies nothing; the
+// trailer section may use the room the head left of the head limit.
+func (r *httpRequest) readChunked(buf []byte, at int, maxBody int64, trailerRoom int) (int, error) {
+	end, total, err := walkChunks(buf[at:], maxBody, trailerRoom, nil)
+	if err != nil || end == 0 {
+		return 0, err
+	}
+	dst := slices.Grow(r.chunkBuf[:0], int(total))
+	_, _, _ = walkChunks(buf[at:], maxBody, trailerRoom, &dst)
+	r.chunkBuf, r.body = dst, dst
+	return at + end, nil
+}
+
+// walkChunks walks the chunked body at the start of b (RFC 9112 §7.1) and
+// returns its length, trailers included, and its decoded size; end is 0
+// while it is incomplete. With dst non-nil it appends the data to *dst.
+//
+// Every chunked line must end in CRLF: unlike the head, a bare LF here is
+// refused (RFC 9112 erratum 7633; net/http since CVE-2025-22871), since
+// parsers that disagree on chunk boundaries let one request smuggle
+// another. For the same reason a chunk size is followed by CRLF or ';'
+// directly: the whitespace RFC 9112 §7.1.1 allows before ';' is BWS, which
+// no sender may generate (RFC 9110 §5.6.3), and net/http refuses it too.
+func walkChunks(b []byte, maxBody int64, trailerRoom int, dst *[]byte) (end int, total int64, err error) {
+	var excess int64
+	at := 0
+	for {
+		line, next, err := chunkLine(b, at)
+		if err != nil || next == 0 {
+			return 0, 0, err
+		}
+		size, err := chunkSize(line)
+		if err != nil {
+			return 0, 0, err
+		}
+		if size > maxBody-total {
+			return 0, 0, errContentTooLarge
+		}
+		total += size
+		excess = max(0, excess+int64(len(line))+2-16-2*min(size, 1<<32))
+		if excess > maxChunkExcess {
+			return 0, 0, errChunked
+		}
+		at = next
+		if size == 0 {
+			break
+		}
+		if int64(len(b)-at) < size {
+			return 0, 0, nil
+		}
+		data := b[at : at+int(size)]
+		switch rest := b[at+len(data):]; {
+		case len(rest) >= 2 && rest[0] == '\r' && rest[1] == '\n':
+		case len(rest) == 0 || len(rest) == 1 && rest[0] == '\r':
+			return 0, 0, nil
+		default:
+			return 0, 0, errChunked
+		}
+		if dst != nil {
+			*dst = append(*dst, data...)
+		}
+		at += len(data) + 2
+	}
+	end, err = walkTrailers(b, at, trailerRoom)
+	return end, total, err
+}
+
+// chunkLine returns the CRLF-terminated line at b[at:] without its CRLF,
+// and where the next starts (0 while the line is incomplete).
+func chunkLine(b []byte, at int) (line []byte, next int, err error) {
+	i := bytes.IndexByte(b[at:], '\n')
+	if i < 0 {
+		if len(b)-at > maxChunkLine {
+			return nil, 0, errChunked
+		}
+		return nil, 0, nil
+	}
+	line = b[at : at+i]
+	if len(line) > maxChunkLine || len(line) == 0 || line[len(line)-1] != '\r' {
+		return nil, 0, errChunked
+	}
+	return line[:len(line)-1], at + i + 1, nil
+}
+
+// chunkSize parses chunk-size [ chunk-ext ]: at most 16 hex digits (as
+// net/http) that fit an int64, then nothing or extensions, which are
+// ignored but may hold no control characters.
+func chunkSize(line []byte) (int64, error) {
+	var v uint64
+	i := 0
+	for ; i < len(line) && isHex(line[i]); i++ {
+		if i == 16 {
+			return 0, errChunked
+		}
+		v = v<<4 | uint64(unhex(line[i]))
+	}
+	if i == 0 || v > math.MaxInt64 {
+		return 0, errChunked
+	}
+	if ext := line[i:]; len(ext) > 0 {
+		if ext[0] != ';' {
+			return 0, errChunked
+		}
+		for _, c := range ext[1:] {
+			if !isFieldByte(c) {
+				return 0, errChunked
+			}
+		}
+	}
+	return int64(v), nil
+}
+
+// walkTrailers checks the trailer section at b[at:], field lines up to an
+// empty line, and returns where it ends (0 while incomplete). The fields
+// are ignored. The section, its final CRLF aside, must fit in room, else
+// 431; the check comes before any other on a line so that a prefix of b is
+// refused for the same reason as b.
+func walkTrailers(b []byte, at, room int) (int, error) {
+	start := at
+	for {
+		i := bytes.IndexByte(b[at:], '\n')
+		if i < 0 {
+			if len(b)-start > room+2 {
+				return 0, errHeadTooLarge
+			}
+			return 0, nil
+		}
+		next := at + i + 1
+		if next-start > room+2 {
+			return 0, errHeadTooLarge
+		}
+		line := b[at : at+i]
+		if len(line) == 0 || line[len(line)-1] != '\r' {
+			return 0, errChunked
+		}
+		if line = line[:len(line)-1]; len(line) == 0 {
+			return next, nil
+		}
+		if _, err := parseFieldLine(line); err != nil {
+			return 0, err
+		}
+		at = next
+	}
+}
+
+// hasToken reports whether the comma-separated list v names token (ASCII
+// case-insensitive), as net/http's httpguts.HeaderValuesContainsToken.
+func hasToken(v []byte, token string) bool {
+	for {
+		elem, rest, more := bytes.Cut(v, []byte{','})
+		if equalFold(trimOWS(elem), token) {
+			return true
+		}
+		if !more {
+			return false
+		}
+		v = rest
+	}
+}
+
+// equalFold reports whether b and s are equal under ASCII case folding
+// only: bytes.EqualFold would also fold non-ASCII (the Kelvin sign to 'k').
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(s) {
+		if lowerASCII(b[i]) != lowerASCII(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// trimOWS trims SP and HTAB from both ends of b.
+func trimOWS(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// tchar marks the bytes of a token (RFC 9110 §5.6.2).
+var tchar = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigit(byte(c))
+	}
+	for _, c := range []byte("!#$%&'*+-.^_`|~") {
+		t[c] = true
+	}
+	return t
+}()
+
+func isToken(b []byte) bool {
+	for _, c := range b {
+		if !tchar[c] {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// isFieldByte reports whether c may appear in a field value: HTAB, SP,
+// visible ASCII or obs-text.
+func isFieldByte(c byte) bool { return c == '\t' || c >= ' ' && c != 0x7f }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+func unhex(c byte) byte {
+	switch {
+	case isDigit(c):
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// isSchemeChar reports whether c may be at this place in a URI scheme:
+// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 §3.1).
+func isSchemeChar(c byte, first bool) bool {
+	alpha := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	return alpha || !first && (isDigit(c) || c == '+' || c == '-' || c == '.')
+}
+
+func isHostChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigit(c) ||
+		c == '-' || c == '.' || c == '_' || c == '~'
+}
