@@ -32,7 +32,7 @@ const maxDirectPending = 1 << 20
 // server's own response to the request is discarded (endConn.discardHead)
 // and the connection serves the client's next request.
 type directStream struct {
-	conn    *endConn
+	sock    net.Conn // the socket itself, beneath any wrapper
 	raw     *rawWriter
 	retry   string
 	timeout time.Duration
@@ -49,16 +49,16 @@ type directStream struct {
 	failed   bool // a write failed: the connection is dead
 	wake     chan struct{}
 	done     chan struct{} // closed once ended and written, or failed
+	// yield, when set, is called at the first frame that is not the
+	// answer: the handler is about to wait for its client, or to go on
+	// streaming (see LoopServer).
+	yield func()
 }
 
-// newDirectStream returns a stream for conn, or nil when conn cannot be
-// written this way.
-func newDirectStream(conn net.Conn, o *HTTPOptions, retry string) *directStream {
-	ec, ok := conn.(*endConn)
-	if !ok {
-		return nil
-	}
-	sc, ok := ec.Conn.(syscall.Conn)
+// newDirectStream returns a stream for the socket sock, or nil when sock
+// cannot be written this way.
+func newDirectStream(sock net.Conn, o *HTTPOptions, retry string) *directStream {
+	sc, ok := sock.(syscall.Conn)
 	if !ok {
 		return nil
 	}
@@ -67,7 +67,7 @@ func newDirectStream(conn net.Conn, o *HTTPOptions, retry string) *directStream 
 		return nil
 	}
 	return &directStream{
-		conn: ec, raw: newRawWriter(raw), retry: retry, timeout: o.WriteTimeout, obs: o.Observer,
+		sock: sock, raw: newRawWriter(raw), retry: retry, timeout: o.WriteTimeout, obs: o.Observer,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		buf: make([]byte, 0, 1024), // the head and a typical event, at once
 	}
@@ -95,6 +95,9 @@ func (d *directStream) deliver(f messages.Frame) bool {
 	if f.End {
 		b = append(b, "0\r\n\r\n"...)
 		d.ended = true
+	} else if d.yield != nil {
+		d.yield()
+		d.yield = nil
 	}
 	if d.obs != nil {
 		d.obs.StreamEvent(false)
@@ -195,8 +198,8 @@ func (d *directStream) flush() {
 			continue
 		}
 		d.mu.Unlock()
-		_ = d.conn.Conn.SetWriteDeadline(time.Now().Add(d.timeout))
-		if _, err := d.conn.Conn.Write(b); err != nil {
+		_ = d.sock.SetWriteDeadline(time.Now().Add(d.timeout))
+		if _, err := d.sock.Write(b); err != nil {
 			d.mu.Lock()
 			d.failed, d.flushing = true, false
 			d.finish()

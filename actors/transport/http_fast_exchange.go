@@ -235,7 +235,11 @@ func (x *fastExchange) canStreamDirect() bool {
 }
 
 func (x *fastExchange) newDirect() *directStream {
-	return newDirectStream(x.ctx.Conn(), x.o, x.retry)
+	ec, ok := x.ctx.Conn().(*endConn)
+	if !ok {
+		return nil
+	}
+	return newDirectStream(ec.Conn, x.o, x.retry)
 }
 
 // finishDirect waits for the direct stream to end, then has fasthttp's own

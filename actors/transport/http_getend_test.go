@@ -45,7 +45,7 @@ func rawGET(t *testing.T, c *httpClient, conn net.Conn, extra string) (*http.Res
 func TestGETStreamEndGivesTheConnectionBack(t *testing.T) {
 	var conn net.Conn
 	t.Cleanup(func() { // runs after the fixture's shutdown
-		if conn == nil || testEngine != "fast" {
+		if conn == nil || testEngine == "std" {
 			return
 		}
 		_ = conn.SetReadDeadline(time.Now().Add(watchdog))
@@ -62,7 +62,7 @@ func TestGETStreamEndGivesTheConnectionBack(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, conn.SetDeadline(time.Now().Add(2*watchdog)))
 	resp, br := rawGET(t, c, conn, "")
-	if testEngine == "fast" {
+	if testEngine != "std" {
 		require.Equal(t, []string{"chunked"}, resp.TransferEncoding)
 	} else {
 		require.True(t, resp.Close, "net/http: the body ends with the connection")
@@ -82,7 +82,7 @@ func TestGETStreamEndGivesTheConnectionBack(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
 	_, err = io.Copy(io.Discard, events)
 	require.NoError(t, err, "the stream ends cleanly")
-	if testEngine != "fast" {
+	if testEngine == "std" {
 		return
 	}
 

@@ -50,9 +50,9 @@ type httpSetup struct {
 }
 
 // testEngine is the HTTP server the fixtures run: "fast" (FastServer,
-// what mcp-actors serve runs; the default) or "std" (HTTPHandler on
-// NewHTTPServer). CI runs the package under both:
-// MCP_ACTORS_TEST_HTTP=std go test ./actors/transport/
+// the default), "loop" (LoopServer) or "std" (HTTPHandler on
+// NewHTTPServer). CI runs the package under each:
+// MCP_ACTORS_TEST_HTTP=loop go test ./actors/transport/
 var testEngine = cmp.Or(os.Getenv("MCP_ACTORS_TEST_HTTP"), "fast")
 
 // httpFixture is a server with the reference tools and a few of its own,
@@ -142,8 +142,16 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 			assert.NoError(t, fs.Shutdown(ctx))
 			assert.NoError(t, recv(t, served, "Serve to return"))
 		}
+	case "loop":
+		ls := transport.NewLoopServer(f.srv, "/mcp", nil, &opts)
+		f.h = ls
+		go func() { served <- ls.Serve(ln) }()
+		shutdown = func(ctx context.Context) {
+			assert.NoError(t, ls.Shutdown(ctx))
+			assert.NoError(t, recv(t, served, "Serve to return"))
+		}
 	default:
-		t.Fatalf("MCP_ACTORS_TEST_HTTP=%q: want fast or std", testEngine)
+		t.Fatalf("MCP_ACTORS_TEST_HTTP=%q: want fast, loop or std", testEngine)
 	}
 
 	t.Cleanup(func() {

@@ -1,0 +1,286 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// loopExchange is an exchange on a LoopServer's connection. Answers are
+// written as soon as they are made, by the goroutine making them.
+type loopExchange struct {
+	s        *LoopServer
+	c        *pollConn
+	r        *runner // the runner serving it, or nil
+	req      *httpRequest
+	raw      []byte // the whole request as received
+	hdr      []byte // header lines set by setHeader
+	hostText string
+	start    time.Time
+	status   int
+	keep     bool // the connection serves on after this exchange
+	answered bool
+	// deferred: the answer outlives the call to the endpoint (a stream, a
+	// taken-over connection); whoever finishes it releases the connection.
+	deferred bool
+}
+
+func (x *loopExchange) method() string            { return interned(x.req.method) }
+func (x *loopExchange) header(name string) string { return interned(x.req.header(name)) }
+func (x *loopExchange) context() context.Context  { return x.s.ctx }
+
+// host is the Host header, or the authority of an absolute-form target,
+// which takes precedence (RFC 9112 §3.2.2).
+func (x *loopExchange) host() string {
+	if x.hostText == "" {
+		x.hostText = string(targetAuthority(x.req.target))
+		if x.hostText == "" {
+			x.hostText = string(x.req.header("Host"))
+		}
+	}
+	return x.hostText
+}
+
+// targetAuthority returns the authority of an absolute-form target
+// ("http://host:port/path"), or nil.
+func targetAuthority(target []byte) []byte {
+	i := bytes.Index(target, []byte("://"))
+	if i <= 0 || target[0] == '/' {
+		return nil
+	}
+	rest := target[i+3:]
+	if end := bytes.IndexAny(rest, "/?"); end >= 0 {
+		rest = rest[:end]
+	}
+	return rest
+}
+
+func (x *loopExchange) headerValues(name string) []string {
+	all := x.req.headerValues(name)
+	out := make([]string, len(all))
+	for i, v := range all {
+		out[i] = string(v)
+	}
+	return out
+}
+
+func (x *loopExchange) body(max int64) ([]byte, error) {
+	if int64(len(x.req.body)) > max {
+		return nil, errBodyTooLarge
+	}
+	// A copy: the connection's buffer serves the next request, and a
+	// decoded message keeps slices of it for as long as its handler runs.
+	return append([]byte(nil), x.req.body...), nil
+}
+
+func (x *loopExchange) setHeader(name, value string) {
+	if strings.ContainsAny(value, "\r\n") || strings.ContainsAny(name, "\r\n: ") {
+		return // never a header split
+	}
+	x.hdr = append(x.hdr, name...)
+	x.hdr = append(x.hdr, ": "...)
+	x.hdr = append(x.hdr, value...)
+	x.hdr = append(x.hdr, "\r\n"...)
+}
+
+// head appends the status line and the headers every answer carries.
+func (x *loopExchange) head(b []byte, status int) []byte {
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, ' ')
+	b = append(b, http.StatusText(status)...)
+	b = append(b, "\r\n"...)
+	b = append(b, x.hdr...)
+	switch {
+	case !x.keep:
+		b = append(b, "Connection: close\r\n"...)
+	case !x.req.http11:
+		b = append(b, "Connection: keep-alive\r\n"...)
+	}
+	return b
+}
+
+func (x *loopExchange) reply(status int, body []byte) {
+	b := x.head(make([]byte, 0, 160+len(x.hdr)+len(body)), status)
+	if body != nil {
+		b = append(b, "Content-Type: application/json\r\n"...)
+	}
+	if status != http.StatusNoContent {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(body)), 10)
+		b = append(b, "\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	b = append(b, body...)
+	x.send(b, status)
+}
+
+// replyPlain answers with a short text body.
+func (x *loopExchange) replyPlain(status int, text string) {
+	b := x.head(nil, status)
+	b = append(b, "Content-Type: text/plain; charset=utf-8\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(len(text)), 10)
+	b = append(b, "\r\n\r\n"...)
+	b = append(b, text...)
+	x.send(b, status)
+}
+
+// send writes a whole answer.
+func (x *loopExchange) send(b []byte, status int) {
+	x.answered, x.status = true, status
+	_ = x.c.SetWriteDeadline(time.Now().Add(x.s.ep.opts.WriteTimeout))
+	if _, err := x.c.Write(b); err != nil {
+		x.keep = false
+	}
+}
+
+// stream writes the event stream on a goroutine of its own, which then
+// serves the connection's next request.
+func (x *loopExchange) stream(src *eventSource) {
+	x.deferred = true
+	x.startStream()
+	x.watchGone(src.gone)
+	go func() {
+		x.writeStream(src)
+		if obs := x.s.ep.opts.Observer; obs != nil {
+			obs.HTTPRequest(x.method(), http.StatusOK, time.Since(x.start))
+		}
+		x.s.resume(x.c, x.keep)
+	}()
+}
+
+// watchGone has gone called if the client hangs up while the stream is
+// written.
+func (x *loopExchange) watchGone(gone func()) {
+	if gone == nil {
+		return
+	}
+	c := x.c
+	c.mu.Lock()
+	already := c.peerGone
+	if !already {
+		c.gone = gone
+	}
+	c.mu.Unlock()
+	if already {
+		gone()
+	}
+}
+
+// streamAside writes the event stream while this goroutine runs a
+// request's handler: on HTTP/1.0, whose stream ends with the connection.
+func (x *loopExchange) streamAside(src *eventSource) func() {
+	done := make(chan struct{})
+	x.startStream()
+	x.watchGone(src.gone)
+	go func() {
+		defer close(done)
+		x.writeStream(src)
+	}()
+	return func() {
+		<-done
+		x.keep = false
+		if obs := x.s.ep.opts.Observer; obs != nil {
+			obs.HTTPRequest(x.method(), http.StatusOK, time.Since(x.start))
+		}
+	}
+}
+
+// startStream settles the answer before a goroutine writes the stream.
+func (x *loopExchange) startStream() {
+	x.answered, x.status = true, http.StatusOK
+	if !x.req.http11 {
+		x.keep = false // no chunked body: it ends with the connection
+	}
+}
+
+// writeStream writes a 200 event stream until src says done: chunked on
+// HTTP/1.1, so that the connection serves on; otherwise until the
+// connection closes.
+func (x *loopExchange) writeStream(src *eventSource) {
+	chunked := x.req.http11
+	b := x.head(nil, http.StatusOK)
+	b = append(b, "Content-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\n"...)
+	if chunked {
+		b = append(b, "Transfer-Encoding: chunked\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	obs, retry, timeout := x.s.ep.opts.Observer, x.s.ep.retry, x.s.ep.opts.WriteTimeout
+	var events []byte
+	for {
+		frames, ping, end := src.next()
+		var last bool
+		events, last = appendEvents(events[:0], frames, retry)
+		if ping {
+			events = append(events, ": keepalive\n\n"...)
+		}
+		switch {
+		case !chunked:
+			b = append(b, events...)
+		case len(events) > 0:
+			b = appendChunk(b, events)
+		}
+		finished := end || last
+		if finished && chunked {
+			b = append(b, "0\r\n\r\n"...)
+		}
+		if len(b) > 0 {
+			_ = x.c.SetWriteDeadline(time.Now().Add(timeout))
+			if _, err := x.c.Write(b); err != nil {
+				x.keep = false
+				src.failed()
+				return
+			}
+			if obs != nil {
+				for range frames {
+					obs.StreamEvent(false)
+				}
+			}
+		}
+		if finished {
+			return
+		}
+		b = b[:0]
+	}
+}
+
+// canStreamDirect: a directStream's body is chunked.
+func (x *loopExchange) canStreamDirect() bool { return x.req.http11 }
+
+// newDirect returns a stream written straight onto the connection. When
+// the handler sends something before its answer, it is about to wait, so
+// the loop goes on on another runner.
+func (x *loopExchange) newDirect() *directStream {
+	d := newDirectStream(x.c, &x.s.ep.opts, x.s.ep.retry)
+	if d != nil && x.r != nil {
+		p, r := x.c.p, x.r
+		d.yield = func() { p.handoff(r) }
+	}
+	return d
+}
+
+// finishDirect waits for the direct stream to be written.
+func (x *loopExchange) finishDirect(d *directStream) {
+	x.answered, x.status = true, http.StatusOK
+	if d == nil || !d.wait(x.s.ctx.Done()) {
+		x.keep = false
+	}
+}
+
+func (x *loopExchange) canHijack() bool { return true }
+
+// hijack hands the connection to a long-lived stream; on HTTP/1.1 the
+// stream gives it back when its body ends, and it serves the client's
+// next request.
+func (x *loopExchange) hijack(take func(net.Conn, func(net.Conn))) {
+	x.deferred, x.answered = true, true
+	var back func(net.Conn)
+	if x.req.http11 && x.keep {
+		back = func(net.Conn) { x.s.resume(x.c, true) }
+	}
+	take(x.c, back)
+}

@@ -1,0 +1,203 @@
+package transport
+
+import (
+	"errors"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// pollConn is a connection a LoopServer accepted: a non-blocking socket
+// whose input the poller reads as it arrives, and which the goroutine
+// serving its current request writes. It is a net.Conn (Write blocks
+// until the socket took everything or the write deadline passed) and a
+// syscall.Conn, so the streams written on other servers' connections
+// (directStream, connStream) write it the same way.
+//
+// Every use of fd happens under mu with closed checked: a closed
+// descriptor's number is soon reused by another connection.
+type pollConn struct {
+	p      *poller
+	fd     int
+	local  net.Addr
+	remote net.Addr
+
+	mu        sync.Mutex
+	in        []byte // received, not yet served
+	used      int    // bytes of in the request being served uses
+	inSince   int64  // when the first byte of a request not yet whole arrived (nanotime); 0: none
+	lastUse   int64  // when the last exchange ended (nanotime), for the idle timeout
+	busy      bool   // a goroutine serves a request, or the connection is taken over
+	stalled   bool   // input stopped being read: over its bound while busy
+	peerGone  bool   // the client closed its side or the socket failed
+	closed    bool   // fd is closed
+	continued bool   // 100 Continue was sent for the request being read
+	deadline  time.Time
+	gone      func() // told once if the client goes while a stream is written
+	req       httpRequest
+}
+
+// read takes what the socket holds. It reports whether the connection is
+// free to serve (not busy, not closed). Called by the poller's runner on
+// an input event, with mu not held.
+func (c *pollConn) read(bound int) (free bool, gone func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false, nil
+	}
+	for !c.peerGone {
+		if len(c.in) >= bound {
+			c.stalled = true // read again once the request being served is done
+			break
+		}
+		if cap(c.in)-len(c.in) < 2048 {
+			grown := make([]byte, len(c.in), max(4096, 2*cap(c.in)))
+			copy(grown, c.in)
+			c.in = grown
+		}
+		space := c.in[len(c.in):cap(c.in)]
+		n, err := syscall.Read(c.fd, space)
+		switch {
+		case n > 0:
+			if len(c.in) == c.used && c.inSince == 0 {
+				c.inSince = nanotime()
+			}
+			c.in = c.in[:len(c.in)+n]
+			if n < len(space) {
+				return !c.busy, nil
+			}
+			continue
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return !c.busy, nil
+		}
+		c.peerGone = true // EOF, or a reset
+	}
+	if c.peerGone && c.busy && c.gone != nil {
+		gone, c.gone = c.gone, nil
+	}
+	return !c.busy, gone
+}
+
+// Write writes all of b, waiting for the socket to take it until the
+// write deadline.
+func (c *pollConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	written := 0
+	for written < len(b) {
+		if c.closed {
+			return written, net.ErrClosed
+		}
+		n, err := syscall.Write(c.fd, b[written:])
+		switch {
+		case n > 0:
+			written += n
+			continue
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			fd, deadline := c.fd, c.deadline
+			c.mu.Unlock() // the poller must go on reading this connection
+			err = waitWritable(fd, deadline)
+			c.mu.Lock()
+			if err != nil {
+				return written, err
+			}
+			continue
+		case err == nil:
+			err = syscall.EIO
+		}
+		return written, err
+	}
+	return written, nil
+}
+
+// waitWritable waits until fd takes more bytes or deadline passes.
+func waitWritable(fd int, deadline time.Time) error {
+	for {
+		ms := -1
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return os.ErrDeadlineExceeded
+			}
+			ms = int(left/time.Millisecond) + 1
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		n, err := unix.Poll(fds, ms)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return err
+		case n > 0:
+			return nil // writable, or failed: the next write says which
+		}
+	}
+}
+
+// Read is not how a pollConn's input is taken (the poller reads it); a
+// stream that owns the connection never reads.
+func (c *pollConn) Read([]byte) (int, error) { return 0, errors.ErrUnsupported }
+
+// Close closes the socket, once.
+func (c *pollConn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeLocked()
+}
+
+func (c *pollConn) closeLocked() error {
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	c.p.forget(c)
+	_ = syscall.EpollCtl(c.p.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil)
+	return syscall.Close(c.fd)
+}
+
+func (c *pollConn) LocalAddr() net.Addr  { return c.local }
+func (c *pollConn) RemoteAddr() net.Addr { return c.remote }
+
+func (c *pollConn) SetDeadline(t time.Time) error { return c.SetWriteDeadline(t) }
+
+// SetReadDeadline does nothing: the poller's sweep bounds reading.
+func (c *pollConn) SetReadDeadline(time.Time) error { return nil }
+
+func (c *pollConn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.deadline = t
+	c.mu.Unlock()
+	return nil
+}
+
+// SyscallConn gives the socket to the close watcher and to rawWriter.
+func (c *pollConn) SyscallConn() (syscall.RawConn, error) { return pollRaw{c}, nil }
+
+// pollRaw is a pollConn's syscall.RawConn: each callback runs once, with
+// the descriptor, under the connection's lock.
+type pollRaw struct{ c *pollConn }
+
+func (r pollRaw) Control(f func(fd uintptr)) error {
+	return r.do(func(fd uintptr) bool { f(fd); return true })
+}
+func (r pollRaw) Read(f func(fd uintptr) bool) error  { return r.do(f) }
+func (r pollRaw) Write(f func(fd uintptr) bool) error { return r.do(f) }
+
+func (r pollRaw) do(f func(fd uintptr) bool) error {
+	r.c.mu.Lock()
+	defer r.c.mu.Unlock()
+	if r.c.closed {
+		return net.ErrClosed
+	}
+	f(uintptr(r.c.fd))
+	return nil
+}

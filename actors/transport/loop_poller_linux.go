@@ -1,0 +1,418 @@
+package transport
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// stallAfter is how long a request may keep the runner before another
+// goroutine takes over waiting for input (see poller).
+const stallAfter = time.Millisecond
+
+// poller is a LoopServer's event loop: one epoll set holding the listening
+// socket and every connection, and one goroutine at a time (the active
+// runner) waiting on it. The runner reads what arrives and serves whole
+// requests itself, on its own stack: no goroutine is woken per request,
+// which is most of what serving a small request costs on Go's own
+// network poller.
+//
+// A request that would keep the runner waiting hands the loop to a new
+// runner: at once when its handler sends something other than its answer
+// (it is about to wait for its client, or to stream: directStream.yield),
+// and otherwise when it has run for stallAfter (a watchdog timer). The old
+// runner finishes the events it holds and ends.
+//
+//	runner ─epoll_wait─▶ read ─▶ whole request? ─▶ endpoint (handler inline)
+//	   handler waits ──handoff──▶ new runner ─epoll_wait─▶ …
+type poller struct {
+	epfd   int
+	wakeFD int // an eventfd that wakes the runner to stop
+	laddr  net.Addr
+	serve  func(c *pollConn, r *runner) // serves c's whole requests
+	sweep  func(p *poller, now int64)   // timeouts, every tick
+	tick   time.Duration
+	bound  int // input held per connection
+
+	mu        sync.Mutex
+	lfd       int // the listening socket; -1 once no longer accepting
+	conns     []*pollConn
+	count     int
+	lastSweep int64
+
+	active   atomic.Pointer[runner]
+	stopping atomic.Bool
+	busy     atomic.Int64 // connections serving a request or taken over
+	idle     chan struct{}
+	spares   chan *runner  // runners waiting to be made active again
+	done     chan struct{} // closed by stop
+}
+
+func newPoller(lfd int, laddr net.Addr, tick time.Duration, bound int) (*poller, error) {
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	wfd, _, errno := syscall.Syscall(syscall.SYS_EVENTFD2, 0, syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if errno != 0 {
+		_ = syscall.Close(epfd)
+		return nil, errno
+	}
+	p := &poller{epfd: epfd, wakeFD: int(wfd), laddr: laddr, tick: tick, bound: bound, lfd: lfd,
+		idle: make(chan struct{}, 1), spares: make(chan *runner, 8), done: make(chan struct{})}
+	for _, fd := range []int{p.wakeFD, lfd} {
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN | epollET, Fd: int32(fd)}
+		if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+			_ = syscall.Close(p.wakeFD)
+			_ = syscall.Close(epfd)
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// epollET is EPOLLET as the unsigned flag EpollEvent.Events holds.
+const epollET = 1 << 31
+
+// runner is one goroutine that waits on the poller while it is the active
+// one.
+type runner struct {
+	p     *poller
+	seq   atomic.Uint64 // odd while a request is served inline
+	timer *time.Timer
+	own   *batch // what its epoll_wait returns, while it is active
+	wake  chan struct{}
+
+	mu    sync.Mutex
+	queue []*batch // the batches it serves events of: inherited ones, then its own
+}
+
+// batch is the events one epoll_wait returned. Its events are claimed one
+// at a time, so that a runner that took over serves those its predecessor
+// had not come to, while the predecessor finishes the one it holds.
+type batch struct {
+	events []syscall.EpollEvent
+	n      int32
+	next   atomic.Int32
+}
+
+func newBatch() *batch { return &batch{events: make([]syscall.EpollEvent, 128)} }
+
+func (b *batch) claim() (fd int32, ok bool) {
+	i := b.next.Add(1) - 1
+	if i >= b.n {
+		return 0, false
+	}
+	return b.events[i].Fd, true
+}
+
+func (p *poller) newRunner() *runner {
+	r := &runner{p: p, own: newBatch(), wake: make(chan struct{}, 1)}
+	r.timer = time.AfterFunc(time.Hour, func() {
+		if r.seq.Load()%2 == 1 {
+			p.handoff(r)
+		}
+	})
+	r.timer.Stop()
+	return r
+}
+
+// start makes a first runner active; it runs until stop.
+func (p *poller) start() {
+	r := p.newRunner()
+	p.active.Store(r)
+	go r.loop()
+}
+
+// handoff makes a new runner active in r's place, if r still is; the new
+// one inherits the events r has yet to serve.
+func (p *poller) handoff(r *runner) {
+	if r == nil || p.stopping.Load() {
+		return
+	}
+	var next *runner
+	select {
+	case next = <-p.spares:
+	default:
+	}
+	spare := next != nil
+	if !spare {
+		next = p.newRunner()
+	}
+	r.mu.Lock()
+	next.mu.Lock()
+	next.queue = append(next.queue[:0], r.queue...)
+	next.mu.Unlock()
+	swapped := p.active.CompareAndSwap(r, next)
+	r.mu.Unlock()
+	switch {
+	case swapped && spare:
+		next.wake <- struct{}{}
+	case swapped:
+		go next.loop()
+	case spare:
+		p.park(next)
+	}
+}
+
+// loop runs r whenever it is made active; between times it waits as a
+// spare, keeping its grown stack for the next handoff.
+func (r *runner) loop() {
+	for {
+		r.run()
+		if r.p.stopping.Load() {
+			return
+		}
+		// A successor may still read the batches r served: the next are new.
+		r.own = newBatch()
+		if !r.p.park(r) {
+			return
+		}
+		select {
+		case <-r.wake:
+		case <-r.p.done:
+			return
+		}
+	}
+}
+
+// park keeps r as a spare, unless there are enough.
+func (p *poller) park(r *runner) bool {
+	select {
+	case p.spares <- r:
+		return true
+	default:
+		return false
+	}
+}
+
+// begin and end bracket a request served inline, for the watchdog.
+func (r *runner) begin() {
+	if r != nil {
+		r.seq.Add(1)
+		r.timer.Reset(stallAfter)
+	}
+}
+
+func (r *runner) end() {
+	if r != nil {
+		r.timer.Stop()
+		r.seq.Add(1)
+	}
+}
+
+func (r *runner) run() {
+	p := r.p
+	ms := int(p.tick / time.Millisecond)
+	for {
+		r.serveQueue()
+		if p.active.Load() != r || p.stopping.Load() {
+			break
+		}
+		n, err := syscall.EpollWait(p.epfd, r.own.events, ms)
+		if err != nil && !errors.Is(err, syscall.EINTR) {
+			break // the epoll set is gone: the server stopped
+		}
+		r.own.n = int32(max(n, 0))
+		r.own.next.Store(0)
+		r.mu.Lock()
+		r.queue = append(r.queue[:0], r.own)
+		r.mu.Unlock()
+		if p.active.Load() == r {
+			p.sweepIfDue()
+		}
+	}
+	r.timer.Stop()
+}
+
+// serveQueue serves the events of the runner's batches.
+func (r *runner) serveQueue() {
+	for {
+		r.mu.Lock()
+		if len(r.queue) == 0 {
+			r.mu.Unlock()
+			return
+		}
+		b := r.queue[0]
+		r.mu.Unlock()
+		for fd, ok := b.claim(); ok; fd, ok = b.claim() {
+			r.p.event(fd, r)
+		}
+		r.mu.Lock()
+		if len(r.queue) > 0 && r.queue[0] == b {
+			r.queue = r.queue[1:]
+		}
+		r.mu.Unlock()
+	}
+}
+
+// event handles readiness of fd.
+func (p *poller) event(fd int32, r *runner) {
+	switch {
+	case int(fd) == p.wakeFD:
+		var b [8]byte
+		_, _ = syscall.Read(p.wakeFD, b[:])
+		return
+	case p.isListener(int(fd)):
+		p.accept()
+		return
+	}
+	c := p.conn(int(fd))
+	if c == nil {
+		return
+	}
+	free, gone := c.read(p.bound)
+	if gone != nil {
+		gone()
+	}
+	if free {
+		p.serve(c, r)
+	}
+}
+
+func (p *poller) isListener(fd int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return fd == p.lfd
+}
+
+func (p *poller) conn(fd int) *pollConn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if fd < len(p.conns) {
+		return p.conns[fd]
+	}
+	return nil
+}
+
+// accept takes every pending connection.
+func (p *poller) accept() {
+	for {
+		p.mu.Lock()
+		lfd := p.lfd
+		p.mu.Unlock()
+		if lfd < 0 {
+			return
+		}
+		fd, sa, err := syscall.Accept4(lfd, syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC)
+		switch {
+		case errors.Is(err, syscall.EINTR), errors.Is(err, syscall.ECONNABORTED):
+			continue
+		case err != nil:
+			return // EAGAIN: all taken; EMFILE and the like: the next arrival retries
+		}
+		_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+		c := &pollConn{p: p, fd: fd, local: p.laddr, remote: sockaddrAddr(sa), lastUse: nanotime()}
+		p.mu.Lock()
+		for fd >= len(p.conns) {
+			p.conns = append(p.conns, make([]*pollConn, len(p.conns)+64)...)
+		}
+		p.conns[fd] = c
+		p.count++
+		p.mu.Unlock()
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | epollET, Fd: int32(fd)}
+		if err := syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+			_ = c.Close()
+		}
+	}
+}
+
+// forget drops a closing connection. Called with c.mu held.
+func (p *poller) forget(c *pollConn) {
+	p.mu.Lock()
+	if c.fd < len(p.conns) && p.conns[c.fd] == c {
+		p.conns[c.fd] = nil
+		p.count--
+	}
+	p.mu.Unlock()
+	if c.busy {
+		c.busy = false
+		p.released()
+	}
+}
+
+// acquired and released count the connections in use, for Shutdown.
+func (p *poller) acquired() { p.busy.Add(1) }
+
+func (p *poller) released() {
+	if p.busy.Add(-1) == 0 {
+		select {
+		case p.idle <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (p *poller) sweepIfDue() {
+	now := nanotime()
+	p.mu.Lock()
+	due := now-p.lastSweep >= int64(p.tick)
+	if due {
+		p.lastSweep = now
+	}
+	p.mu.Unlock()
+	if due && p.sweep != nil {
+		p.sweep(p, now)
+	}
+}
+
+// each calls fn for every connection.
+func (p *poller) each(fn func(c *pollConn)) {
+	p.mu.Lock()
+	all := make([]*pollConn, 0, p.count)
+	for _, c := range p.conns {
+		if c != nil {
+			all = append(all, c)
+		}
+	}
+	p.mu.Unlock()
+	for _, c := range all {
+		fn(c)
+	}
+}
+
+// stopAccepting takes the listening socket out of the loop.
+func (p *poller) stopAccepting() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lfd >= 0 {
+		_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, p.lfd, nil)
+		p.lfd = -1
+	}
+}
+
+// stop ends the active runner and closes the epoll set; connections must
+// be closed first.
+func (p *poller) stop() {
+	p.stopAccepting()
+	p.stopping.Store(true)
+	close(p.done)
+	one := [8]byte{1}
+	_, _ = syscall.Write(p.wakeFD, one[:])
+}
+
+// release frees the poller's descriptors once the runner has stopped.
+func (p *poller) release() {
+	_ = syscall.Close(p.wakeFD)
+	_ = syscall.Close(p.epfd)
+}
+
+func sockaddrAddr(sa syscall.Sockaddr) net.Addr {
+	switch a := sa.(type) {
+	case *syscall.SockaddrInet4:
+		return &net.TCPAddr{IP: append(net.IP(nil), a.Addr[:]...), Port: a.Port}
+	case *syscall.SockaddrInet6:
+		return &net.TCPAddr{IP: append(net.IP(nil), a.Addr[:]...), Port: a.Port}
+	case *syscall.SockaddrUnix:
+		return &net.UnixAddr{Name: a.Name, Net: "unix"}
+	}
+	return &net.TCPAddr{}
+}
+
+var clockStart = time.Now()
+
+// nanotime is a monotonic clock reading.
+func nanotime() int64 { return int64(time.Since(clockStart)) }
