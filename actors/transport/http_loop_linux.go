@@ -141,6 +141,7 @@ func (s *LoopServer) Shutdown(ctx context.Context) error {
 	s.cancel()
 	p.each(func(c *pollConn) { _ = c.Close() })
 	p.stop()
+	p.release()
 	close(s.done)
 	s.ep.close()
 	return err

@@ -46,6 +46,7 @@ type poller struct {
 	active   atomic.Pointer[runner]
 	stopping atomic.Bool
 	busy     atomic.Int64 // connections serving a request or taken over
+	waiting  atomic.Int32 // runners in wait
 	idle     chan struct{}
 	spares   chan *runner  // runners waiting to be made active again
 	done     chan struct{} // closed by stop
@@ -64,7 +65,13 @@ func newPoller(lfd int, laddr net.Addr, tick time.Duration, bound int) (*poller,
 	p := &poller{epfd: epfd, wakeFD: int(wfd), laddr: laddr, tick: tick, bound: bound, lfd: lfd,
 		idle: make(chan struct{}, 1), spares: make(chan *runner, 8), done: make(chan struct{})}
 	for _, fd := range []int{p.wakeFD, lfd} {
-		ev := syscall.EpollEvent{Events: syscall.EPOLLIN | epollET, Fd: int32(fd)}
+		// The wake descriptor is level-triggered and never drained: once
+		// stop writes it, every epoll_wait returns at once.
+		events := uint32(syscall.EPOLLIN)
+		if fd == lfd {
+			events |= epollET
+		}
+		ev := syscall.EpollEvent{Events: events, Fd: int32(fd)}
 		if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
 			_ = syscall.Close(p.wakeFD)
 			_ = syscall.Close(epfd)
@@ -212,8 +219,8 @@ func (r *runner) run() {
 		if p.active.Load() != r || p.stopping.Load() {
 			break
 		}
-		n, err := syscall.EpollWait(p.epfd, r.own.events, ms)
-		if err != nil && !errors.Is(err, syscall.EINTR) {
+		n, err := p.wait(r.own.events, ms)
+		if err != nil {
 			break // the epoll set is gone: the server stopped
 		}
 		r.own.n = int32(max(n, 0))
@@ -249,12 +256,27 @@ func (r *runner) serveQueue() {
 	}
 }
 
+// wait is epoll_wait, unless the poller is stopping: release closes the
+// epoll set only once no runner is inside.
+func (p *poller) wait(events []syscall.EpollEvent, ms int) (int, error) {
+	p.waiting.Add(1)
+	defer p.waiting.Add(-1)
+	if p.stopping.Load() {
+		return 0, net.ErrClosed
+	}
+	for {
+		n, err := syscall.EpollWait(p.epfd, events, ms)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		return max(n, 0), err
+	}
+}
+
 // event handles readiness of fd.
 func (p *poller) event(fd int32, r *runner) {
 	switch {
-	case int(fd) == p.wakeFD:
-		var b [8]byte
-		_, _ = syscall.Read(p.wakeFD, b[:])
+	case int(fd) == p.wakeFD: // stopping
 		return
 	case p.isListener(int(fd)):
 		p.accept()
@@ -394,8 +416,12 @@ func (p *poller) stop() {
 	_, _ = syscall.Write(p.wakeFD, one[:])
 }
 
-// release frees the poller's descriptors once the runner has stopped.
+// release frees the poller's descriptors once stop has made every runner
+// leave epoll_wait (a closed descriptor's number is soon someone else's).
 func (p *poller) release() {
+	for p.waiting.Load() > 0 {
+		time.Sleep(time.Millisecond) // each returns at once: the wake descriptor is ready
+	}
 	_ = syscall.Close(p.wakeFD)
 	_ = syscall.Close(p.epfd)
 }

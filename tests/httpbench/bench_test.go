@@ -89,7 +89,7 @@ func benchSetup(b *testing.B, engine string) {
 
 // eachEngine runs a benchmark on both HTTP servers.
 func eachEngine(b *testing.B, fn func(*testing.B, string)) {
-	for _, engine := range []string{"fast", "std"} {
+	for _, engine := range []string{"fast", "loop", "std"} {
 		b.Run(engine, func(b *testing.B) { fn(b, engine) })
 	}
 }

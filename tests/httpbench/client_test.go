@@ -38,11 +38,16 @@ func startNode(b *testing.B, engine string) *node {
 	}
 	opts := &transport.HTTPOptions{ListenAddr: ln.Addr().String()}
 	var stop func()
-	if engine == "fast" {
+	switch engine {
+	case "fast":
 		fs := transport.NewFastServer(srv, "/mcp", nil, opts)
 		go func() { _ = fs.Serve(ln) }()
 		stop = func() { _ = fs.Shutdown(context.Background()) }
-	} else {
+	case "loop":
+		ls := transport.NewLoopServer(srv, "/mcp", nil, opts)
+		go func() { _ = ls.Serve(ln) }()
+		stop = func() { _ = ls.Shutdown(context.Background()) }
+	default:
 		h := transport.NewHTTPHandler(srv, opts)
 		hs := transport.NewHTTPServer(h, nil)
 		go func() { _ = hs.Serve(ln) }()
