@@ -280,7 +280,9 @@ func (x *loopExchange) hijack(take func(net.Conn, func(net.Conn))) {
 	x.deferred, x.answered = true, true
 	var back func(net.Conn)
 	if x.req.http11 && x.keep {
-		back = func(net.Conn) { x.s.resume(x.c, true) }
+		s, c := x.s, x.c // not x: it holds the request's buffer
+		back = func(net.Conn) { s.resume(c, true) }
 	}
+	x.c.dropServed() // a stream may live for hours: its buffer goes now
 	take(x.c, back)
 }

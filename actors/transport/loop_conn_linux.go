@@ -85,6 +85,20 @@ func (c *pollConn) read(bound int) (free bool, gone func()) {
 	return !c.busy, gone
 }
 
+// dropServed forgets the request being served (its exchange has read all
+// it needs: nothing may use it after), and the input buffer too when
+// nothing follows the request; the parsed request's slices point into it.
+func (c *pollConn) dropServed() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rest := copy(c.in, c.in[c.used:])
+	c.in, c.used = c.in[:rest], 0
+	if rest == 0 {
+		c.in = nil
+	}
+	c.req = httpRequest{}
+}
+
 // Write writes all of b, waiting for the socket to take it until the
 // write deadline.
 func (c *pollConn) Write(b []byte) (int, error) {
