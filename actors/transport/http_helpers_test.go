@@ -49,11 +49,11 @@ type httpSetup struct {
 	Configure func(*http.Server)
 }
 
-// testEngine is the HTTP server the fixtures run: "fast" (FastServer,
-// the default), "loop" (LoopServer) or "std" (HTTPHandler on
-// NewHTTPServer). CI runs the package under each:
-// MCP_ACTORS_TEST_HTTP=loop go test ./actors/transport/
-var testEngine = cmp.Or(os.Getenv("MCP_ACTORS_TEST_HTTP"), "fast")
+// testEngine is the HTTP server the fixtures run: "loop" (LoopServer,
+// what mcp-actors serve runs; the default), "fast" (FastServer) or "std"
+// (HTTPHandler on NewHTTPServer). CI runs the package under each:
+// MCP_ACTORS_TEST_HTTP=fast go test ./actors/transport/
+var testEngine = cmp.Or(os.Getenv("MCP_ACTORS_TEST_HTTP"), "loop")
 
 // httpFixture is a server with the reference tools and a few of its own,
 // served on a loopback port by the engine testEngine names. Everything is
@@ -61,7 +61,7 @@ var testEngine = cmp.Or(os.Getenv("MCP_ACTORS_TEST_HTTP"), "fast")
 type httpFixture struct {
 	srv  *mcpactors.Server
 	h    interface{ StartDrain() }
-	hs   *http.Server // nil on the fast engine
+	hs   *http.Server // nil but on the std engine
 	addr string       // host:port of the listener
 	url  string
 	port string

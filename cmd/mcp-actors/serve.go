@@ -36,7 +36,7 @@ type serveCmd struct {
 	KeepAlive       time.Duration `name:"keepalive" default:"25s" env:"MCP_ACTORS_KEEPALIVE" help:"Interval of keep-alive comments on idle GET streams; 0 disables them."`
 	ShutdownTimeout time.Duration `default:"10s" env:"MCP_ACTORS_SHUTDOWN_TIMEOUT" help:"How long running requests may take to finish on SIGINT/SIGTERM."`
 	Debug           bool          `env:"MCP_ACTORS_DEBUG" help:"Also serve /debug/pprof/ and /debug/mem."`
-	HTTPServer      string        `name:"http-server" enum:"fast,loop,std" default:"fast" env:"MCP_ACTORS_HTTP_SERVER" help:"HTTP server under the endpoint: fast (fasthttp, HTTP/1.1), loop (own epoll event loop, HTTP/1.x, least CPU; Linux) or std (net/http, also HTTP/2): ${enum}."`
+	HTTPServer      string        `name:"http-server" enum:"loop,fast,std" default:"loop" env:"MCP_ACTORS_HTTP_SERVER" help:"HTTP server under the endpoint: loop (its own epoll event loop, HTTP/1.x, least CPU; fast elsewhere than Linux), fast (fasthttp, HTTP/1.1) or std (net/http, also HTTP/2): ${enum}."`
 }
 
 // Run serves until ctx is cancelled (SIGINT/SIGTERM), then drains.
