@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -104,8 +105,19 @@ func (x *loopExchange) head(b []byte, status int) []byte {
 	return b
 }
 
+// replyBuffers hold answers while they are written (Write returns once
+// the socket has taken all).
+var replyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
 func (x *loopExchange) reply(status int, body []byte) {
-	b := x.head(make([]byte, 0, 160+len(x.hdr)+len(body)), status)
+	buf := replyBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= 64<<10 {
+			replyBuffers.Put(buf)
+		}
+	}()
+	b := x.head((*buf)[:0], status)
+	defer func() { *buf = b[:0] }()
 	if body != nil {
 		b = append(b, "Content-Type: application/json\r\n"...)
 	}
@@ -115,9 +127,14 @@ func (x *loopExchange) reply(status int, body []byte) {
 		b = append(b, "\r\n"...)
 	}
 	b = append(b, "\r\n"...)
-	b = append(b, body...)
+	if !x.isHead() {
+		b = append(b, body...)
+	}
 	x.send(b, status)
 }
+
+// isHead reports a HEAD request, whose answer has no body.
+func (x *loopExchange) isHead() bool { return string(x.req.method) == "HEAD" }
 
 // replyPlain answers with a short text body.
 func (x *loopExchange) replyPlain(status int, text string) {
@@ -125,7 +142,9 @@ func (x *loopExchange) replyPlain(status int, text string) {
 	b = append(b, "Content-Type: text/plain; charset=utf-8\r\nContent-Length: "...)
 	b = strconv.AppendInt(b, int64(len(text)), 10)
 	b = append(b, "\r\n\r\n"...)
-	b = append(b, text...)
+	if !x.isHead() {
+		b = append(b, text...)
+	}
 	x.send(b, status)
 }
 

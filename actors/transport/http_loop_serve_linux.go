@@ -193,6 +193,8 @@ func (x *loopExchange) writeBuffered(w *bufferedResponse) {
 	b = append(b, "Content-Length: "...)
 	b = strconv.AppendInt(b, int64(w.body.Len()), 10)
 	b = append(b, "\r\n\r\n"...)
-	b = append(b, w.body.Bytes()...)
+	if !x.isHead() {
+		b = append(b, w.body.Bytes()...)
+	}
 	x.send(b, status)
 }

@@ -208,3 +208,22 @@ func TestHTTPAbsoluteFormTargetHostIsChecked(t *testing.T) {
 	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 }
+
+// TestHTTPHeadGetsNoBody checks that the answer to a HEAD (405 here) has
+// no body, so that the connection serves the next request cleanly.
+func TestHTTPHeadGetsNoBody(t *testing.T) {
+	f := newHTTPFixture(t, nil)
+	conn, br := dialRaw(t, f)
+	body, err := messages.EncodeRequest(messages.IntID(1), messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{}))
+	require.NoError(t, err)
+	_, err = io.WriteString(conn, "HEAD /mcp HTTP/1.1\r\nHost: "+f.addr+"\r\n\r\n"+
+		"POST /mcp HTTP/1.1\r\nHost: "+f.addr+"\r\nContent-Type: "+mtJSON+"\r\nAccept: "+acceptBoth+
+		"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+string(body))
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodHead})
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	_, m := readAnswer(t, br)
+	assert.Equal(t, messages.IntID(1), m.ID)
+}

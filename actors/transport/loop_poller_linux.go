@@ -104,6 +104,7 @@ type batch struct {
 	events []syscall.EpollEvent
 	n      int32
 	next   atomic.Int32
+	refs   atomic.Int32 // runners' queues holding it: its owner reuses it only at 0
 }
 
 func newBatch() *batch { return &batch{events: make([]syscall.EpollEvent, 128)} }
@@ -137,13 +138,17 @@ func (p *poller) start() {
 // handoff makes a new runner active in r's place, if r still is; the new
 // one inherits the events r has yet to serve.
 func (p *poller) handoff(r *runner) {
-	if r == nil || p.stopping.Load() {
+	if r == nil || p.stopping.Load() || p.active.Load() != r {
 		return
 	}
 	var next *runner
 	select {
 	case next = <-p.spares:
 	default:
+	}
+	if next == r { // r was replaced and parked since: a late watchdog
+		p.park(next)
+		return
 	}
 	spare := next != nil
 	if !spare {
@@ -152,6 +157,9 @@ func (p *poller) handoff(r *runner) {
 	r.mu.Lock()
 	next.mu.Lock()
 	next.queue = append(next.queue[:0], r.queue...)
+	for _, b := range r.queue {
+		b.refs.Add(1)
+	}
 	next.mu.Unlock()
 	swapped := p.active.CompareAndSwap(r, next)
 	r.mu.Unlock()
@@ -173,8 +181,9 @@ func (r *runner) loop() {
 		if r.p.stopping.Load() {
 			return
 		}
-		// A successor may still read the batches r served: the next are new.
-		r.own = newBatch()
+		if r.own.refs.Load() != 0 { // a successor still serves r's last events
+			r.own = newBatch()
+		}
 		if !r.p.park(r) {
 			return
 		}
@@ -225,6 +234,7 @@ func (r *runner) run() {
 		}
 		r.own.n = int32(max(n, 0))
 		r.own.next.Store(0)
+		r.own.refs.Store(1)
 		r.mu.Lock()
 		r.queue = append(r.queue[:0], r.own)
 		r.mu.Unlock()
@@ -251,6 +261,7 @@ func (r *runner) serveQueue() {
 		r.mu.Lock()
 		if len(r.queue) > 0 && r.queue[0] == b {
 			r.queue = r.queue[1:]
+			b.refs.Add(-1)
 		}
 		r.mu.Unlock()
 	}
