@@ -79,7 +79,8 @@ type HTTPOptions struct {
 	// reading of a POST body (default 30 s).
 	WriteTimeout time.Duration
 	// ReadTimeout bounds the reading of a whole request, headers and body,
-	// on FastServer (default 10 s): a client that trickles it is cut off.
+	// on LoopServer (408) and FastServer (default 10 s): a client that
+	// trickles it is cut off.
 	// NewHTTPServer bounds headers to 10 s itself.
 	ReadTimeout time.Duration
 	// KeepAlive is the interval of SSE comment pings on idle GET streams
