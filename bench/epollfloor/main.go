@@ -26,9 +26,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-)
 
-const elicitSchema = `{"type":"object","properties":{"username":{"type":"string","description":"User's response"},"email":{"type":"string","description":"User's email address"}},"required":["username","email"]}`
+	"github.com/mcp-actors/mcp-actors/bench/internal/floorwire"
+)
 
 type conn struct {
 	fd  int
@@ -56,19 +56,6 @@ var (
 	hyb     = flag.Bool("hyb", false, "tools/call on goroutines")
 	lock    = flag.Bool("lock", false, "lock OS threads")
 )
-
-type message struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Result json.RawMessage `json:"result"`
-	Params struct {
-		Name      string `json:"name"`
-		Arguments struct {
-			Text    string `json:"text"`
-			Message string `json:"message"`
-		} `json:"arguments"`
-	} `json:"params"`
-}
 
 func main() {
 	addr := flag.String("listen", "127.0.0.1:18710", "")
@@ -252,7 +239,7 @@ func (c *conn) handle(method string, body []byte) {
 		c.reply("204 No Content", "", "", "")
 		return
 	}
-	var m message
+	var m floorwire.Message
 	_ = json.Unmarshal(body, &m)
 	switch {
 	case m.Result != nil:
@@ -277,7 +264,7 @@ func (c *conn) handle(method string, body []byte) {
 		waiting.Store(eid, waiter{c, string(m.ID)})
 		q, _ := json.Marshal(m.Params.Arguments.Message)
 		ev := `event: message` + "\ndata: " + `{"jsonrpc":"2.0","id":` + eid +
-			`,"method":"elicitation/create","params":{"mode":"form","message":` + string(q) + `,"requestedSchema":` + elicitSchema + "}}\n\n"
+			`,"method":"elicitation/create","params":{"mode":"form","message":` + string(q) + `,"requestedSchema":` + floorwire.ElicitSchema + "}}\n\n"
 		c.write([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" + strconv.FormatInt(int64(len(ev)), 16) + "\r\n" + ev + "\r\n"))
 		return
 	}

@@ -22,28 +22,13 @@ import (
 	"syscall"
 
 	"github.com/valyala/fasthttp"
-)
 
-// elicitSchema is the reference tools' test_elicitation form.
-const elicitSchema = `{"type":"object","properties":{"username":{"type":"string","description":"User's response"},"email":{"type":"string","description":"User's email address"}},"required":["username","email"]}`
+	"github.com/mcp-actors/mcp-actors/bench/internal/floorwire"
+)
 
 type server struct {
 	ids     atomic.Int64
 	waiting sync.Map // elicitation request ID (raw JSON) → chan json.RawMessage
-}
-
-// message is every field of a client message the floor looks at.
-type message struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Result json.RawMessage `json:"result"`
-	Params struct {
-		Name      string `json:"name"`
-		Arguments struct {
-			Text    string `json:"text"`
-			Message string `json:"message"`
-		} `json:"arguments"`
-	} `json:"params"`
 }
 
 func main() {
@@ -77,7 +62,7 @@ func (s *server) handle(ctx *fasthttp.RequestCtx) {
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return
 	}
-	var m message
+	var m floorwire.Message
 	_ = json.Unmarshal(ctx.PostBody(), &m)
 	switch {
 	case m.Result != nil: // a client's answer
@@ -118,7 +103,7 @@ func (s *server) elicit(ctx *fasthttp.RequestCtx, id, msg string) {
 	ctx.SetContentType("text/event-stream")
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		_, _ = w.WriteString(`event: message` + "\ndata: " + `{"jsonrpc":"2.0","id":` + eid +
-			`,"method":"elicitation/create","params":{"mode":"form","message":` + string(q) + `,"requestedSchema":` + elicitSchema + "}}\n\n")
+			`,"method":"elicitation/create","params":{"mode":"form","message":` + string(q) + `,"requestedSchema":` + floorwire.ElicitSchema + "}}\n\n")
 		if w.Flush() != nil {
 			s.waiting.Delete(eid)
 			return
