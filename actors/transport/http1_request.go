@@ -38,6 +38,9 @@ type httpRequest struct {
 	// (RFC 9110 §4.2.3); "*" for asterisk-form; nil for CONNECT's
 	// authority-form. Targets never hold '#' (a fragment is refused).
 	path []byte
+	// authority is the host[:port] of an absolute-form target, which takes
+	// precedence over the Host header (RFC 9112 §3.2.2); nil otherwise.
+	authority []byte
 	// http11 is true for HTTP/1.1, false for HTTP/1.0.
 	http11 bool
 	// keepAlive: the connection persists after the response. HTTP/1.1
@@ -287,11 +290,11 @@ func (r *httpRequest) parseRequestLine(line []byte) error {
 		}
 		return errRequestLine
 	}
-	path, ok := targetPath(method, target)
+	path, authority, ok := targetPath(method, target)
 	if !ok {
 		return errTarget
 	}
-	r.method, r.target, r.path = method, target, path
+	r.method, r.target, r.path, r.authority = method, target, path, authority
 	return nil
 }
 

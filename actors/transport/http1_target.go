@@ -11,57 +11,60 @@ import (
 // (http1_request.go): RFC 9112 §3.2 and RFC 3986.
 
 // targetPath checks target against the form method calls for
-// (RFC 9112 §3.2) and returns its path (see httpRequest.path).
-func targetPath(method, target []byte) ([]byte, bool) {
+// (RFC 9112 §3.2) and returns its path and, for an absolute-form target,
+// its authority (see httpRequest).
+func targetPath(method, target []byte) (path, authority []byte, ok bool) {
 	if len(target) == 0 {
-		return nil, false
+		return nil, nil, false
 	}
 	for i := 0; i < len(target); i++ {
 		switch c := target[i]; {
 		case c <= ' ' || c >= 0x7f || c == '#':
-			return nil, false
+			return nil, nil, false
 		case c == '%':
 			if i+2 >= len(target) || !isHex(target[i+1]) || !isHex(target[i+2]) {
-				return nil, false
+				return nil, nil, false
 			}
 		}
 	}
 	switch {
 	case string(method) == http.MethodConnect:
-		return nil, validAuthority(target, true)
+		return nil, nil, validAuthority(target, true)
 	case target[0] == '/':
 		path, _, _ := bytes.Cut(target, []byte{'?'})
-		return path, true
+		return path, nil, true
 	case string(target) == "*":
-		return target, string(method) == http.MethodOptions
+		return target, nil, string(method) == http.MethodOptions
 	}
 	return absolutePath(target)
 }
 
-// absolutePath returns the path of an absolute-form target,
-// scheme "://" authority [path] ["?" query]. The authority may carry
-// no userinfo (RFC 9110 §4.2.4) and its host may not be empty (§4.2.1).
-func absolutePath(target []byte) ([]byte, bool) {
+// absolutePath returns the path and the authority of an absolute-form
+// target, scheme "://" authority [path] ["?" query]. The authority may
+// carry no userinfo (RFC 9110 §4.2.4) and its host may not be empty
+// (§4.2.1).
+func absolutePath(target []byte) (path, authority []byte, ok bool) {
 	i := 0
 	for i < len(target) && isSchemeChar(target[i], i == 0) {
 		i++
 	}
 	if i == 0 || !bytes.HasPrefix(target[i:], []byte("://")) {
-		return nil, false
+		return nil, nil, false
 	}
 	rest := target[i+3:]
 	end := bytes.IndexAny(rest, "/?")
 	if end < 0 {
 		end = len(rest)
 	}
-	if !validAuthority(rest[:end], false) {
-		return nil, false
+	authority = rest[:end]
+	if !validAuthority(authority, false) {
+		return nil, nil, false
 	}
-	path, _, _ := bytes.Cut(rest[end:], []byte{'?'})
+	path, _, _ = bytes.Cut(rest[end:], []byte{'?'})
 	if len(path) == 0 {
 		path = rootPath
 	}
-	return path, true
+	return path, authority, true
 }
 
 // validAuthority reports whether a is host [":" port] with a non-empty

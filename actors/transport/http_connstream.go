@@ -246,17 +246,11 @@ func (s *connStream) run() {
 // the stream).
 func (s *connStream) format(head []byte, batch []messages.Frame, ping, chunked bool) ([]byte, bool) {
 	if !chunked {
-		buf, end := appendEvents(append(s.buf[:0], head...), batch, s.retry)
-		if ping {
-			buf = append(buf, ": keepalive\n\n"...)
-		}
+		buf, end := appendEvents(append(s.buf[:0], head...), batch, ping, s.retry)
 		s.buf = buf
 		return buf, end
 	}
-	ev, end := appendEvents(s.events[:0], batch, s.retry)
-	if ping {
-		ev = append(ev, ": keepalive\n\n"...)
-	}
+	ev, end := appendEvents(s.events[:0], batch, ping, s.retry)
 	buf := append(s.buf[:0], head...)
 	if len(ev) > 0 {
 		buf = appendChunk(buf, ev)

@@ -31,13 +31,17 @@ func newEventWriter(w io.Writer, flush func() error, deadline func(time.Time) er
 	}
 }
 
-// appendEvents formats frames as SSE events onto buf and reports whether
-// the last one ended its stream (a request's response).
-func appendEvents(buf []byte, frames []messages.Frame, retry string) ([]byte, bool) {
+// appendEvents formats frames as SSE events onto buf, and a keep-alive
+// comment after them with ping, and reports whether the last one ended
+// its stream (a request's response).
+func appendEvents(buf []byte, frames []messages.Frame, ping bool, retry string) ([]byte, bool) {
 	end := false
 	for _, f := range frames {
 		buf = appendEvent(buf, f, retry)
 		end = end || f.End
+	}
+	if ping {
+		buf = append(buf, ": keepalive\n\n"...)
 	}
 	return buf, end
 }
@@ -64,10 +68,7 @@ func appendEvent(buf []byte, f messages.Frame, retry string) []byte {
 // stream are not flushed: the server sends them with the end of the
 // response, in one write.
 func (ew *eventWriter) write(frames []messages.Frame, ping bool) (end bool, err error) {
-	ew.buf, end = appendEvents(ew.buf[:0], frames, ew.retry)
-	if ping {
-		ew.buf = append(ew.buf, ": keepalive\n\n"...)
-	}
+	ew.buf, end = appendEvents(ew.buf[:0], frames, ping, ew.retry)
 	if end {
 		_, err = ew.w.Write(ew.buf)
 	} else {

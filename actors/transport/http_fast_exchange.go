@@ -89,10 +89,7 @@ func (b *sseBody) Read(p []byte) (int, error) {
 		}
 		frames, ping, done := b.src.next()
 		var end bool
-		b.buf, end = appendEvents(b.buf[:0], frames, b.retry)
-		if ping {
-			b.buf = append(b.buf, ": keepalive\n\n"...)
-		}
+		b.buf, end = appendEvents(b.buf[:0], frames, ping, b.retry)
 		b.off = 0
 		b.finished = done || end
 		if c, ok := b.conn.(*endConn); ok && b.finished {
@@ -200,10 +197,7 @@ func (x *fastExchange) streamAside(src *eventSource) func() {
 		for {
 			frames, ping, end := src.next()
 			var last bool
-			buf, last = appendEvents(buf, frames, retry)
-			if ping {
-				buf = append(buf, ": keepalive\n\n"...)
-			}
+			buf, last = appendEvents(buf, frames, ping, retry)
 			if len(buf) > 0 {
 				_ = conn.SetWriteDeadline(time.Now().Add(o.WriteTimeout))
 				if _, err := conn.Write(buf); err != nil {

@@ -106,20 +106,14 @@ func TestGETStreamEndGivesTheConnectionBack(t *testing.T) {
 // the connection to close (or speaks HTTP/1.0) gets a body that ends with
 // the connection.
 func TestGETStreamClosesWhenAskedTo(t *testing.T) {
-	f := newHTTPFixture(t, nil)
-	c := f.client(t)
-	c.initialize(messages.LatestVersion, messages.ClientCapabilities{})
-	conn, err := net.Dial("tcp", f.addr)
-	require.NoError(t, err)
-	defer conn.Close()
-	require.NoError(t, conn.SetDeadline(time.Now().Add(2*watchdog)))
+	c, conn, _ := rawSession(t)
 	resp, br := rawGET(t, c, conn, "Connection: close\r\n")
 	assert.Empty(t, resp.TransferEncoding)
 	assert.True(t, resp.Close)
 
 	r := c.do(http.MethodDelete, nil, nil)
 	require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
-	_, err = io.Copy(io.Discard, resp.Body)
+	_, err := io.Copy(io.Discard, resp.Body)
 	require.NoError(t, err)
 	_, err = br.ReadByte()
 	assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET), "the connection is closed: %v", err)
@@ -129,21 +123,14 @@ func TestGETStreamClosesWhenAskedTo(t *testing.T) {
 // streams, from an HTTP/1.0 client (no chunked bodies): its events and
 // its response come in a body that ends with the connection.
 func TestHTTP10StreamEndsWithTheConnection(t *testing.T) {
-	f := newHTTPFixture(t, nil)
-	c := f.client(t)
-	c.initialize(messages.LatestVersion, messages.ClientCapabilities{})
-	conn, err := net.Dial("tcp", f.addr)
-	require.NoError(t, err)
-	defer conn.Close()
-	require.NoError(t, conn.SetDeadline(time.Now().Add(2*watchdog)))
+	c, conn, br := rawSession(t)
 
 	body, id := c.request(messages.MethodCallTool, toolParams("test_tool_with_logging", nil, nil))
-	_, err = io.WriteString(conn, "POST /mcp HTTP/1.0\r\nHost: "+f.addr+"\r\nContent-Type: "+mtJSON+
+	_, err := io.WriteString(conn, "POST /mcp HTTP/1.0\r\nHost: "+c.f.addr+"\r\nContent-Type: "+mtJSON+
 		"\r\nAccept: "+acceptBoth+"\r\n"+transport.HeaderSessionID+": "+c.sid+
 		"\r\n"+transport.HeaderProtocolVersion+": "+c.version+
 		"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+string(body))
 	require.NoError(t, err)
-	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodPost})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)

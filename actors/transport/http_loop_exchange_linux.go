@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"net/http"
@@ -38,26 +37,13 @@ func (x *loopExchange) context() context.Context  { return x.s.ctx }
 // which takes precedence (RFC 9112 §3.2.2).
 func (x *loopExchange) host() string {
 	if x.hostText == "" {
-		x.hostText = string(targetAuthority(x.req.target))
-		if x.hostText == "" {
-			x.hostText = string(x.req.header("Host"))
+		h := x.req.authority
+		if h == nil {
+			h = x.req.header("Host")
 		}
+		x.hostText = string(h)
 	}
 	return x.hostText
-}
-
-// targetAuthority returns the authority of an absolute-form target
-// ("http://host:port/path"), or nil.
-func targetAuthority(target []byte) []byte {
-	i := bytes.Index(target, []byte("://"))
-	if i <= 0 || target[0] == '/' {
-		return nil
-	}
-	rest := target[i+3:]
-	if end := bytes.IndexAny(rest, "/?"); end >= 0 {
-		rest = rest[:end]
-	}
-	return rest
 }
 
 func (x *loopExchange) headerValues(name string) []string {
@@ -105,55 +91,52 @@ func (x *loopExchange) head(b []byte, status int) []byte {
 	return b
 }
 
-// replyBuffers hold answers while they are written (Write returns once
-// the socket has taken all).
-var replyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
 func (x *loopExchange) reply(status int, body []byte) {
-	buf := replyBuffers.Get().(*[]byte)
-	defer func() {
-		if cap(*buf) <= 64<<10 {
-			replyBuffers.Put(buf)
-		}
-	}()
-	b := x.head((*buf)[:0], status)
-	defer func() { *buf = b[:0] }()
+	var ctype []byte
 	if body != nil {
-		b = append(b, "Content-Type: application/json\r\n"...)
+		ctype = jsonContentType
 	}
+	x.answer(status, ctype, body)
+}
+
+var (
+	jsonContentType  = []byte("Content-Type: application/json\r\n")
+	plainContentType = []byte("Content-Type: text/plain; charset=utf-8\r\n")
+)
+
+// answerBuffers hold answers while they are written (Write returns once
+// the socket has taken all).
+var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// answer writes a whole answer: the head, the given header lines, the
+// length, and the body (not for HEAD, whose answer has none).
+func (x *loopExchange) answer(status int, headers, body []byte) {
+	buf := answerBuffers.Get().(*[]byte)
+	b := append(x.head((*buf)[:0], status), headers...)
 	if status != http.StatusNoContent {
 		b = append(b, "Content-Length: "...)
 		b = strconv.AppendInt(b, int64(len(body)), 10)
 		b = append(b, "\r\n"...)
 	}
 	b = append(b, "\r\n"...)
-	if !x.isHead() {
+	if string(x.req.method) != http.MethodHead {
 		b = append(b, body...)
 	}
-	x.send(b, status)
-}
-
-// isHead reports a HEAD request, whose answer has no body.
-func (x *loopExchange) isHead() bool { return string(x.req.method) == "HEAD" }
-
-// replyPlain answers with a short text body.
-func (x *loopExchange) replyPlain(status int, text string) {
-	b := x.head(nil, status)
-	b = append(b, "Content-Type: text/plain; charset=utf-8\r\nContent-Length: "...)
-	b = strconv.AppendInt(b, int64(len(text)), 10)
-	b = append(b, "\r\n\r\n"...)
-	if !x.isHead() {
-		b = append(b, text...)
-	}
-	x.send(b, status)
-}
-
-// send writes a whole answer.
-func (x *loopExchange) send(b []byte, status int) {
 	x.answered, x.status = true, status
 	_ = x.c.SetWriteDeadline(time.Now().Add(x.s.ep.opts.WriteTimeout))
 	if _, err := x.c.Write(b); err != nil {
 		x.keep = false
+	}
+	if cap(b) <= 64<<10 {
+		*buf = b[:0]
+		answerBuffers.Put(buf)
+	}
+}
+
+// observeStream tells the Observer a stream has ended.
+func (x *loopExchange) observeStream() {
+	if obs := x.s.ep.opts.Observer; obs != nil {
+		obs.HTTPRequest(x.method(), http.StatusOK, time.Since(x.start))
 	}
 }
 
@@ -163,11 +146,12 @@ func (x *loopExchange) stream(src *eventSource) {
 	x.deferred = true
 	x.startStream()
 	x.watchGone(src.gone)
+	// The goroutine ends with the stream: src says done at the latest when
+	// the server's context ends (Shutdown), and the connection counts as
+	// busy until then.
 	go func() {
 		x.writeStream(src)
-		if obs := x.s.ep.opts.Observer; obs != nil {
-			obs.HTTPRequest(x.method(), http.StatusOK, time.Since(x.start))
-		}
+		x.observeStream()
 		x.s.resume(x.c, x.keep)
 	}()
 }
@@ -203,9 +187,7 @@ func (x *loopExchange) streamAside(src *eventSource) func() {
 	return func() {
 		<-done
 		x.keep = false
-		if obs := x.s.ep.opts.Observer; obs != nil {
-			obs.HTTPRequest(x.method(), http.StatusOK, time.Since(x.start))
-		}
+		x.observeStream()
 	}
 }
 
@@ -233,10 +215,7 @@ func (x *loopExchange) writeStream(src *eventSource) {
 	for {
 		frames, ping, end := src.next()
 		var last bool
-		events, last = appendEvents(events[:0], frames, retry)
-		if ping {
-			events = append(events, ": keepalive\n\n"...)
-		}
+		events, last = appendEvents(events[:0], frames, ping, retry)
 		switch {
 		case !chunked:
 			b = append(b, events...)

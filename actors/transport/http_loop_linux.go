@@ -128,12 +128,15 @@ func (s *LoopServer) Shutdown(ctx context.Context) error {
 	}
 	p.stopAccepting()
 	_ = s.lnClose()
+	// From here a connection closes once its request is done (release),
+	// so closing the idle ones once leaves only busy ones, and the last
+	// to be released signals idle.
+	p.draining.Store(true)
+	closeIdle(p)
 	var err error
 	for p.busy.Load() > 0 && err == nil {
-		closeIdle(p)
 		select {
 		case <-p.idle:
-		case <-time.After(10 * time.Millisecond):
 		case <-ctx.Done():
 			err = ctx.Err()
 		}
@@ -170,8 +173,7 @@ func (s *LoopServer) sweep(p *poller, now int64) {
 		}
 		switch {
 		case c.inSince != 0 && read > 0 && now-c.inSince > read:
-			c.busy = true
-			p.acquired()
+			c.markBusy()
 			c.mu.Unlock()
 			s.refuse(c, http.StatusRequestTimeout, "request timeout")
 		case c.inSince == 0 && now-c.lastUse > idle:

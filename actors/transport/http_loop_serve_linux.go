@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
-	"strconv"
 	"syscall"
 	"time"
 )
@@ -27,8 +26,7 @@ func (s *LoopServer) serveConn(c *pollConn, r *runner) {
 			err = &httpError{status: http.StatusRequestEntityTooLarge, msg: "request too large"}
 		}
 		if err != nil {
-			c.busy = true
-			c.p.acquired()
+			c.markBusy()
 			c.mu.Unlock()
 			he := &httpError{status: http.StatusBadRequest, msg: "bad request"}
 			errors.As(err, &he)
@@ -46,8 +44,8 @@ func (s *LoopServer) serveConn(c *pollConn, r *runner) {
 			c.mu.Unlock()
 			return
 		}
-		c.busy, c.used = true, n
-		c.p.acquired()
+		c.markBusy()
+		c.used = n
 		raw := c.in[:n]
 		c.mu.Unlock()
 
@@ -69,19 +67,18 @@ func (s *LoopServer) release(c *pollConn, keep bool) bool {
 		c.mu.Unlock()
 		return false
 	}
-	rest := copy(c.in, c.in[c.used:])
-	c.in = c.in[:rest]
+	rest := c.consume()
 	if rest == 0 && cap(c.in) > 64<<10 {
 		c.in = nil // a large request's buffer is not kept for the next
 	}
-	c.used, c.busy, c.continued, c.gone = 0, false, false, nil
-	c.p.released()
+	c.continued, c.gone = false, nil
+	c.markFree()
 	now := nanotime()
 	c.lastUse, c.inSince = now, 0
 	if rest > 0 {
 		c.inSince = now
 	}
-	if !keep || (c.peerGone && rest == 0) {
+	if !keep || c.p.draining.Load() || (c.peerGone && rest == 0) {
 		_ = c.closeLocked()
 		c.mu.Unlock()
 		return false
@@ -134,16 +131,18 @@ func (s *LoopServer) exchange(x *loopExchange) {
 // endpoint's, on a goroutine of its own (they may take long: profiles).
 func (s *LoopServer) serveOther(x *loopExchange) {
 	if s.other == nil {
-		x.replyPlain(http.StatusNotFound, "404 page not found\n")
+		x.answer(http.StatusNotFound, plainContentType, []byte("404 page not found\n"))
 		return
 	}
 	x.deferred = true
 	raw := append([]byte(nil), x.raw...)
+	// The goroutine ends with the handler, which has the server's context
+	// (cancelled by Shutdown); the connection counts as busy until then.
 	go func() {
 		req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
 		if err != nil {
 			x.keep = false
-			x.replyPlain(http.StatusBadRequest, "bad request\n")
+			x.answer(http.StatusBadRequest, plainContentType, []byte("bad request\n"))
 		} else {
 			req.RemoteAddr = x.c.remote.String()
 			w := &bufferedResponse{header: http.Header{}}
@@ -188,13 +187,5 @@ func (x *loopExchange) writeBuffered(w *bufferedResponse) {
 	w.header.Del("Connection")
 	var hb bytes.Buffer
 	_ = w.header.Write(&hb)
-	b := x.head(nil, status)
-	b = append(b, hb.Bytes()...)
-	b = append(b, "Content-Length: "...)
-	b = strconv.AppendInt(b, int64(w.body.Len()), 10)
-	b = append(b, "\r\n\r\n"...)
-	if !x.isHead() {
-		b = append(b, w.body.Bytes()...)
-	}
-	x.send(b, status)
+	x.answer(status, hb.Bytes(), w.body.Bytes())
 }

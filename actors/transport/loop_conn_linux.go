@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -56,9 +57,7 @@ func (c *pollConn) read(bound int) (free bool, gone func()) {
 			break
 		}
 		if cap(c.in)-len(c.in) < 2048 {
-			grown := make([]byte, len(c.in), max(4096, 2*cap(c.in)))
-			copy(grown, c.in)
-			c.in = grown
+			c.in = slices.Grow(c.in, max(4096, cap(c.in)))
 		}
 		space := c.in[len(c.in):cap(c.in)]
 		n, err := syscall.Read(c.fd, space)
@@ -91,12 +90,39 @@ func (c *pollConn) read(bound int) (free bool, gone func()) {
 func (c *pollConn) dropServed() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	rest := copy(c.in, c.in[c.used:])
-	c.in, c.used = c.in[:rest], 0
-	if rest == 0 {
+	if c.consume() == 0 {
 		c.in = nil
 	}
 	c.req = httpRequest{}
+}
+
+// consume drops the request being served from the input and returns how
+// many bytes follow it. Called with mu held.
+func (c *pollConn) consume() int {
+	rest := copy(c.in, c.in[c.used:])
+	c.in, c.used = c.in[:rest], 0
+	return rest
+}
+
+// markBusy marks the connection busy (serving a request, or taken over),
+// and markFree free again; the poller counts busy connections for
+// Shutdown. Called with mu held.
+func (c *pollConn) markBusy() {
+	c.busy = true
+	c.p.busy.Add(1)
+}
+
+func (c *pollConn) markFree() {
+	if !c.busy {
+		return
+	}
+	c.busy = false
+	if c.p.busy.Add(-1) == 0 {
+		select {
+		case c.p.idle <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // Write writes all of b, waiting for the socket to take it until the

@@ -37,16 +37,19 @@ type poller struct {
 	tick   time.Duration
 	bound  int // input held per connection
 
-	mu        sync.Mutex
-	lfd       int // the listening socket; -1 once no longer accepting
-	conns     []*pollConn
-	count     int
-	lastSweep int64
+	mu    sync.Mutex
+	lfd   int // the listening socket; -1 once no longer accepting
+	conns []*pollConn
+	count int
+
+	lastSweep atomic.Int64
+	draining  atomic.Bool // Shutdown began: a connection closes once its request is done
 
 	active   atomic.Pointer[runner]
 	stopping atomic.Bool
-	busy     atomic.Int64 // connections serving a request or taken over
-	waiting  atomic.Int32 // runners in wait
+	busy     atomic.Int64  // connections serving a request or taken over
+	waiting  atomic.Int32  // runners in wait
+	left     chan struct{} // the last runner left wait once stopping
 	idle     chan struct{}
 	spares   chan *runner  // runners waiting to be made active again
 	done     chan struct{} // closed by stop
@@ -63,7 +66,7 @@ func newPoller(lfd int, laddr net.Addr, tick time.Duration, bound int) (*poller,
 		return nil, errno
 	}
 	p := &poller{epfd: epfd, wakeFD: int(wfd), laddr: laddr, tick: tick, bound: bound, lfd: lfd,
-		idle: make(chan struct{}, 1), spares: make(chan *runner, 8), done: make(chan struct{})}
+		idle: make(chan struct{}, 1), left: make(chan struct{}, 1), spares: make(chan *runner, 8), done: make(chan struct{})}
 	for _, fd := range []int{p.wakeFD, lfd} {
 		// The wake descriptor is level-triggered and never drained: once
 		// stop writes it, every epoll_wait returns at once.
@@ -271,7 +274,14 @@ func (r *runner) serveQueue() {
 // epoll set only once no runner is inside.
 func (p *poller) wait(events []syscall.EpollEvent, ms int) (int, error) {
 	p.waiting.Add(1)
-	defer p.waiting.Add(-1)
+	defer func() {
+		if p.waiting.Add(-1) == 0 && p.stopping.Load() {
+			select {
+			case p.left <- struct{}{}:
+			default:
+			}
+		}
+	}()
 	if p.stopping.Load() {
 		return 0, net.ErrClosed
 	}
@@ -286,14 +296,14 @@ func (p *poller) wait(events []syscall.EpollEvent, ms int) (int, error) {
 
 // event handles readiness of fd.
 func (p *poller) event(fd int32, r *runner) {
-	switch {
-	case int(fd) == p.wakeFD: // stopping
+	if int(fd) == p.wakeFD { // stopping
 		return
-	case p.isListener(int(fd)):
+	}
+	c, listener := p.lookup(int(fd))
+	if listener {
 		p.accept()
 		return
 	}
-	c := p.conn(int(fd))
 	if c == nil {
 		return
 	}
@@ -306,19 +316,17 @@ func (p *poller) event(fd int32, r *runner) {
 	}
 }
 
-func (p *poller) isListener(fd int) bool {
+// lookup returns the connection on fd, or whether fd is the listener.
+func (p *poller) lookup(fd int) (c *pollConn, listener bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return fd == p.lfd
-}
-
-func (p *poller) conn(fd int) *pollConn {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if fd < len(p.conns) {
-		return p.conns[fd]
+	if fd == p.lfd {
+		return nil, true
 	}
-	return nil
+	if fd < len(p.conns) {
+		return p.conns[fd], false
+	}
+	return nil, false
 }
 
 // accept takes every pending connection.
@@ -361,33 +369,13 @@ func (p *poller) forget(c *pollConn) {
 		p.count--
 	}
 	p.mu.Unlock()
-	if c.busy {
-		c.busy = false
-		p.released()
-	}
-}
-
-// acquired and released count the connections in use, for Shutdown.
-func (p *poller) acquired() { p.busy.Add(1) }
-
-func (p *poller) released() {
-	if p.busy.Add(-1) == 0 {
-		select {
-		case p.idle <- struct{}{}:
-		default:
-		}
-	}
+	c.markFree()
 }
 
 func (p *poller) sweepIfDue() {
 	now := nanotime()
-	p.mu.Lock()
-	due := now-p.lastSweep >= int64(p.tick)
-	if due {
-		p.lastSweep = now
-	}
-	p.mu.Unlock()
-	if due && p.sweep != nil {
+	last := p.lastSweep.Load()
+	if now-last >= int64(p.tick) && p.lastSweep.CompareAndSwap(last, now) && p.sweep != nil {
 		p.sweep(p, now)
 	}
 }
@@ -431,7 +419,7 @@ func (p *poller) stop() {
 // leave epoll_wait (a closed descriptor's number is soon someone else's).
 func (p *poller) release() {
 	for p.waiting.Load() > 0 {
-		time.Sleep(time.Millisecond) // each returns at once: the wake descriptor is ready
+		<-p.left // each returns at once: the wake descriptor is ready
 	}
 	_ = syscall.Close(p.wakeFD)
 	_ = syscall.Close(p.epfd)
