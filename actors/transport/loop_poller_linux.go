@@ -13,6 +13,16 @@ import (
 // goroutine takes over waiting for input (see poller).
 const stallAfter = time.Millisecond
 
+// Spare runners: a runner whose handler waited comes back as a spare, its
+// grown stack ready for the next handoff (a new goroutine starts on 2 KiB
+// and grows its stack four times on the way to a handler). Up to maxSpares
+// wait; spares a whole sweep interval did not need are let go, a quarter
+// at a time, down to keepSpares.
+const (
+	maxSpares  = 1024
+	keepSpares = 8
+)
+
 // poller is a LoopServer's event loop: one epoll set holding the listening
 // socket and every connection, and one goroutine at a time (the active
 // runner) waiting on it. The runner reads what arrives and serves whole
@@ -52,6 +62,7 @@ type poller struct {
 	left     chan struct{} // the last runner left wait once stopping
 	idle     chan struct{}
 	spares   chan *runner  // runners waiting to be made active again
+	spareLow atomic.Int32  // the fewest spares waiting since the last trim
 	done     chan struct{} // closed by stop
 }
 
@@ -66,7 +77,7 @@ func newPoller(lfd int, laddr net.Addr, tick time.Duration, bound int) (*poller,
 		return nil, errno
 	}
 	p := &poller{epfd: epfd, wakeFD: int(wfd), laddr: laddr, tick: tick, bound: bound, lfd: lfd,
-		idle: make(chan struct{}, 1), left: make(chan struct{}, 1), spares: make(chan *runner, 8), done: make(chan struct{})}
+		idle: make(chan struct{}, 1), left: make(chan struct{}, 1), spares: make(chan *runner, maxSpares), done: make(chan struct{})}
 	for _, fd := range []int{p.wakeFD, lfd} {
 		// The wake descriptor is level-triggered and never drained: once
 		// stop writes it, every epoll_wait returns at once.
@@ -95,6 +106,7 @@ type runner struct {
 	timer *time.Timer
 	own   *batch // what its epoll_wait returns, while it is active
 	wake  chan struct{}
+	quit  bool // set by trimSpares before it wakes a spare to end it
 
 	mu    sync.Mutex
 	queue []*batch // the batches it serves events of: inherited ones, then its own
@@ -147,6 +159,7 @@ func (p *poller) handoff(r *runner) {
 	var next *runner
 	select {
 	case next = <-p.spares:
+		p.noteSpares()
 	default:
 	}
 	if next == r { // r was replaced and parked since: a late watchdog
@@ -187,15 +200,47 @@ func (r *runner) loop() {
 		if r.own.refs.Load() != 0 { // a successor still serves r's last events
 			r.own = newBatch()
 		}
-		if !r.p.park(r) {
-			return
-		}
-		select {
-		case <-r.wake:
-		case <-r.p.done:
+		if !r.p.park(r) || !r.waitAsSpare() {
 			return
 		}
 	}
+}
+
+// waitAsSpare waits until r is made active again (true) or let go.
+func (r *runner) waitAsSpare() bool {
+	select {
+	case <-r.wake:
+		return !r.quit
+	case <-r.p.done:
+		return false
+	}
+}
+
+// noteSpares records how few spares wait, after one was taken.
+func (p *poller) noteSpares() {
+	n := int32(len(p.spares))
+	for {
+		low := p.spareLow.Load()
+		if n >= low || p.spareLow.CompareAndSwap(low, n) {
+			return
+		}
+	}
+}
+
+// trimSpares lets go of a quarter of the spares no handoff needed since the
+// last trim, keeping keepSpares.
+func (p *poller) trimSpares() {
+	unused := int(p.spareLow.Load())
+	for range (unused - keepSpares + 3) / 4 {
+		select {
+		case r := <-p.spares:
+			r.quit = true
+			r.wake <- struct{}{}
+		default:
+			return
+		}
+	}
+	p.spareLow.Store(int32(len(p.spares)))
 }
 
 // park keeps r as a spare, unless there are enough.
@@ -263,7 +308,9 @@ func (r *runner) serveQueue() {
 		}
 		r.mu.Lock()
 		if len(r.queue) > 0 && r.queue[0] == b {
-			r.queue = r.queue[1:]
+			// Shifted rather than resliced, so that the queue keeps its
+			// capacity and run and handoff fill it without allocating.
+			r.queue = r.queue[:copy(r.queue, r.queue[1:])]
 			b.refs.Add(-1)
 		}
 		r.mu.Unlock()
@@ -375,8 +422,11 @@ func (p *poller) forget(c *pollConn) {
 func (p *poller) sweepIfDue() {
 	now := nanotime()
 	last := p.lastSweep.Load()
-	if now-last >= int64(p.tick) && p.lastSweep.CompareAndSwap(last, now) && p.sweep != nil {
-		p.sweep(p, now)
+	if now-last >= int64(p.tick) && p.lastSweep.CompareAndSwap(last, now) {
+		if p.sweep != nil {
+			p.sweep(p, now)
+		}
+		p.trimSpares()
 	}
 }
 
