@@ -78,18 +78,6 @@ func (r *httpRequest) header(name string) []byte {
 	return nil
 }
 
-// headerValues returns every value of the named header, in order (may be
-// nil).
-func (r *httpRequest) headerValues(name string) [][]byte {
-	var vs [][]byte
-	for _, f := range r.headers {
-		if equalFold(f.name, name) {
-			vs = append(vs, f.value)
-		}
-	}
-	return vs
-}
-
 // reset empties r but keeps the capacity of its slices. Old header entries
 // are cleared so they do not pin the previous read buffer.
 func (r *httpRequest) reset() {

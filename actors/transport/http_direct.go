@@ -39,11 +39,12 @@ type directStream struct {
 	obs     Observer
 
 	mu       sync.Mutex
-	started  bool   // the head has been written (or queued)
-	prime    []byte // a priming event, sent with the next frame
-	events   []byte // scratch: the events of one write
-	buf      []byte // scratch: one write
-	pending  []byte // bytes the flusher goroutine has yet to write
+	started  bool           // the head has been written (or queued)
+	scratch  *directScratch // where buf, events and prime came from, until recycle
+	prime    []byte         // a priming event, sent with the next frame
+	events   []byte         // scratch: the events of one write
+	buf      []byte         // scratch: one write
+	pending  []byte         // bytes the flusher goroutine has yet to write
 	flushing bool
 	ended    bool // the end of the body has been written (or queued)
 	failed   bool // a write failed: the connection is dead
@@ -66,11 +67,38 @@ func newDirectStream(sock net.Conn, o *HTTPOptions, retry string) *directStream 
 	if err != nil {
 		return nil
 	}
+	scratch := directScratches.Get().(*directScratch)
 	return &directStream{
 		sock: sock, raw: newRawWriter(raw), retry: retry, timeout: o.WriteTimeout, obs: o.Observer,
-		wake: make(chan struct{}, 1), done: make(chan struct{}),
-		buf: make([]byte, 0, 1024), // the head and a typical event, at once
+		wake: make(chan struct{}, 1), done: make(chan struct{}), scratch: scratch,
+		buf: scratch.buf[:0], events: scratch.events[:0], prime: scratch.prime[:0],
 	}
+}
+
+// directScratch is a directStream's write buffers, which the next stream
+// reuses once one has ended (release).
+type directScratch struct{ buf, events, prime []byte }
+
+// maxScratch bounds the buffers kept for reuse: a stream that wrote a
+// huge event does not keep its buffer alive.
+const maxScratch = 64 << 10
+
+var directScratches = sync.Pool{New: func() any {
+	return &directScratch{buf: make([]byte, 0, 1024)} // the head and a typical event, at once
+}}
+
+// recycle gives the stream's buffers back for reuse once it has ended or
+// failed and nothing is left to write; deliver and close do not touch them
+// from then on. Called with mu held.
+func (d *directStream) recycle() {
+	if d.flushing || (!d.ended && !d.failed) || d.scratch == nil {
+		return
+	}
+	if cap(d.buf)+cap(d.events)+cap(d.prime) <= maxScratch {
+		*d.scratch = directScratch{buf: d.buf[:0], events: d.events[:0], prime: d.prime[:0]}
+		directScratches.Put(d.scratch)
+	}
+	d.scratch, d.buf, d.events, d.prime = nil, nil, nil, nil
 }
 
 // deliver writes f, or refuses it once the stream has ended or failed.
@@ -210,19 +238,22 @@ func (d *directStream) flush() {
 }
 
 // wait blocks until the stream has ended and been written, or failed, or
-// stop is closed; it reports whether the connection can serve on.
+// stop is closed; it reports whether the connection can serve on. The
+// stream's buffers go back for reuse if nothing is left to write.
 func (d *directStream) wait(stop <-chan struct{}) bool {
 	select {
 	case <-d.done:
 	case <-stop:
 		d.mu.Lock()
 		d.failed = true // the server is shutting down: the stream is cut
+		d.recycle()
 		d.mu.Unlock()
 		d.kick()
 		return false
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.recycle()
 	return !d.failed
 }
 

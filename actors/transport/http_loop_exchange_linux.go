@@ -17,9 +17,9 @@ type loopExchange struct {
 	c        *pollConn
 	r        *runner // the runner serving it, or nil
 	req      *httpRequest
-	raw      []byte // the whole request as received
-	hdr      []byte // header lines set by setHeader
-	hostText string
+	raw      []byte    // the whole request as received
+	hdr      []byte    // header lines set by setHeader
+	vals     [2]string // scratch for headerValues
 	start    time.Time
 	status   int
 	keep     bool // the connection serves on after this exchange
@@ -30,27 +30,25 @@ type loopExchange struct {
 }
 
 func (x *loopExchange) method() string            { return interned(x.req.method) }
-func (x *loopExchange) header(name string) string { return interned(x.req.header(name)) }
+func (x *loopExchange) header(name string) string { return x.c.strs.get(x.req.header(name)) }
 func (x *loopExchange) context() context.Context  { return x.s.ctx }
 
 // host is the Host header, or the authority of an absolute-form target,
 // which takes precedence (RFC 9112 §3.2.2).
 func (x *loopExchange) host() string {
-	if x.hostText == "" {
-		h := x.req.authority
-		if h == nil {
-			h = x.req.header("Host")
-		}
-		x.hostText = string(h)
+	h := x.req.authority
+	if h == nil {
+		h = x.req.header("Host")
 	}
-	return x.hostText
+	return x.c.strs.get(h)
 }
 
 func (x *loopExchange) headerValues(name string) []string {
-	all := x.req.headerValues(name)
-	out := make([]string, len(all))
-	for i, v := range all {
-		out[i] = string(v)
+	out := x.vals[:0]
+	for _, f := range x.req.headers {
+		if equalFold(f.name, name) {
+			out = append(out, x.c.strs.get(f.value))
+		}
 	}
 	return out
 }

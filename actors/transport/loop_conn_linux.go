@@ -40,6 +40,7 @@ type pollConn struct {
 	deadline  time.Time
 	gone      func() // told once if the client goes while a stream is written
 	req       httpRequest
+	strs      strs // header values as strings, for the request being served
 }
 
 // read takes what the socket holds. It reports whether the connection is
