@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // This file holds hand-written encoders and decoders for the messages on
@@ -288,7 +289,8 @@ func (p *CreateMessageParams) appendJSON(b []byte) ([]byte, error) {
 // reports whether raw was one object and member accepted every name.
 // member returns false for a name it cannot take as is (escaped, or
 // differing only in case from a field), which sends the caller to
-// encoding/json.
+// encoding/json. name shares raw's memory (no copy per member): member
+// must not keep it past the call.
 func scanMembers(raw []byte, member func(name string, val []byte) bool) bool {
 	s := scanner{data: raw}
 	s.ws()
@@ -297,7 +299,10 @@ func scanMembers(raw []byte, member func(name string, val []byte) bool) bool {
 	}
 	ok := true
 	done := s.object(1, func(key, val []byte) {
-		name := string(key[1 : len(key)-1])
+		var name string
+		if len(key) > 2 {
+			name = unsafe.String(&key[1], len(key)-2)
+		}
 		if ok && !member(name, val) {
 			ok = false
 		}

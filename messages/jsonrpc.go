@@ -243,7 +243,7 @@ func DecodeBatch(data []byte) ([]json.RawMessage, *Error) {
 // as it is.
 func Marshal(v any) (json.RawMessage, error) {
 	if a, ok := v.(appender); ok && !isNilPointer(v) {
-		return a.appendJSON(nil)
+		return a.appendJSON(make([]byte, 0, 256)) // most params fit: one allocation
 	}
 	switch r := v.(type) {
 	case json.RawMessage:
@@ -330,7 +330,11 @@ func EncodeNotification(method string, params any) ([]byte, error) {
 }
 
 func encodeCall(id ID, method string, params any) ([]byte, error) {
-	b := make([]byte, 0, 160+len(id.raw)+len(method))
+	size := 160 + len(id.raw) + len(method)
+	if raw, ok := params.(json.RawMessage); ok {
+		size += len(raw)
+	}
+	b := make([]byte, 0, size)
 	b = append(b, `{"jsonrpc":"2.0",`...)
 	if !id.IsZero() {
 		b = append(b, `"id":`...)

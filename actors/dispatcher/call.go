@@ -72,7 +72,9 @@ func NewCall(method string, params any, opts ...CallOption) (*Call, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !json.Valid(raw) {
+		// Marshal's output is valid JSON, except a json.RawMessage given
+		// as it is.
+		if _, given := params.(json.RawMessage); given && !json.Valid(raw) {
 			return nil, errInvalidParams
 		}
 		c.Params = raw

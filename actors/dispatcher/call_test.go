@@ -340,3 +340,25 @@ func TestCallContextDoneBeforeCall(t *testing.T) {
 		})
 	}
 }
+
+// TestNewCallParams checks what NewCall makes of params: typed values are
+// encoded, raw JSON is taken as it is once it is valid, and neither an
+// unencodable value nor broken raw JSON becomes a call.
+func TestNewCallParams(t *testing.T) {
+	c, err := dispatcher.NewCall("roots/list", nil)
+	require.NoError(t, err)
+	assert.Nil(t, c.Params)
+
+	c, err = dispatcher.NewCall("elicitation/create", &messages.ElicitParams{Message: "name?"})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"message":"name?"}`, string(c.Params))
+
+	c, err = dispatcher.NewCall("x/y", json.RawMessage(`{"a": [1, 2]}`))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"a":[1,2]}`, string(c.Params))
+
+	_, err = dispatcher.NewCall("x/y", json.RawMessage(`{"a":`))
+	assert.Error(t, err, "broken raw JSON")
+	_, err = dispatcher.NewCall("x/y", make(chan int))
+	assert.Error(t, err, "a value JSON cannot hold")
+}

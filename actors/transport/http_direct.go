@@ -19,6 +19,15 @@ const directHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-
 // session's event log).
 const maxDirectPending = 1 << 20
 
+// tryWriter writes as much of b as a socket takes without waiting: a
+// pollConn itself, or a rawWriter on another server's socket.
+type tryWriter interface {
+	tryWrite(b []byte) (int, error)
+}
+
+// yielder is told when the goroutine writing a stream is about to wait.
+type yielder interface{ yield() }
+
 // directStream writes the event stream of a request whose handler runs on
 // the goroutine serving its HTTP request (messages.Runner), straight from
 // the goroutine that delivers each frame: usually the handler's own, as
@@ -33,7 +42,7 @@ const maxDirectPending = 1 << 20
 // and the connection serves the client's next request.
 type directStream struct {
 	sock    net.Conn // the socket itself, beneath any wrapper
-	raw     *rawWriter
+	raw     tryWriter
 	retry   string
 	timeout time.Duration
 	obs     Observer
@@ -50,26 +59,30 @@ type directStream struct {
 	failed   bool // a write failed: the connection is dead
 	wake     chan struct{}
 	done     chan struct{} // closed once ended and written, or failed
-	// yield, when set, is called at the first frame that is not the
-	// answer: the handler is about to wait for its client, or to go on
-	// streaming (see LoopServer).
-	yield func()
+	// yield, when set, is told at the first frame that is not the answer:
+	// the handler is about to wait for its client, or to go on streaming
+	// (see LoopServer).
+	yield yielder
 }
 
 // newDirectStream returns a stream for the socket sock, or nil when sock
 // cannot be written this way.
 func newDirectStream(sock net.Conn, o *HTTPOptions, retry string) *directStream {
-	sc, ok := sock.(syscall.Conn)
+	w, ok := sock.(tryWriter)
 	if !ok {
-		return nil
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return nil
+		sc, ok := sock.(syscall.Conn)
+		if !ok {
+			return nil
+		}
+		raw, err := sc.SyscallConn()
+		if err != nil {
+			return nil
+		}
+		w = newRawWriter(raw)
 	}
 	scratch := directScratches.Get().(*directScratch)
 	return &directStream{
-		sock: sock, raw: newRawWriter(raw), retry: retry, timeout: o.WriteTimeout, obs: o.Observer,
+		sock: sock, raw: w, retry: retry, timeout: o.WriteTimeout, obs: o.Observer,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), scratch: scratch,
 		buf: scratch.buf[:0], events: scratch.events[:0], prime: scratch.prime[:0],
 	}
@@ -124,7 +137,7 @@ func (d *directStream) deliver(f messages.Frame) bool {
 		b = append(b, "0\r\n\r\n"...)
 		d.ended = true
 	} else if d.yield != nil {
-		d.yield()
+		d.yield.yield()
 		d.yield = nil
 	}
 	if d.obs != nil {

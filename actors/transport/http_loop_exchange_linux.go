@@ -253,8 +253,7 @@ func (x *loopExchange) canStreamDirect() bool { return x.req.http11 }
 func (x *loopExchange) newDirect() *directStream {
 	d := newDirectStream(x.c, &x.s.ep.opts, x.s.ep.retry)
 	if d != nil && x.r != nil {
-		p, r := x.c.p, x.r
-		d.yield = func() { p.handoff(r) }
+		d.yield = x.r
 	}
 	return d
 }

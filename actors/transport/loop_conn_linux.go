@@ -132,32 +132,23 @@ func (c *pollConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	written := 0
-	for written < len(b) {
+	for {
 		if c.closed {
 			return written, net.ErrClosed
 		}
-		n, err := syscall.Write(c.fd, b[written:])
-		switch {
-		case n > 0:
-			written += n
-			continue
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			fd, deadline := c.fd, c.deadline
-			c.mu.Unlock() // the poller must go on reading this connection
-			err = waitWritable(fd, deadline)
-			c.mu.Lock()
-			if err != nil {
-				return written, err
-			}
-			continue
-		case err == nil:
-			err = syscall.EIO
+		n, err := writeSome(c.fd, b[written:])
+		written += n
+		if err != nil || written == len(b) {
+			return written, err
 		}
-		return written, err
+		fd, deadline := c.fd, c.deadline
+		c.mu.Unlock() // the poller must go on reading this connection
+		err = waitWritable(fd, deadline)
+		c.mu.Lock()
+		if err != nil {
+			return written, err
+		}
 	}
-	return written, nil
 }
 
 // waitWritable waits until fd takes more bytes or deadline passes.
@@ -222,6 +213,17 @@ func (c *pollConn) SetWriteDeadline(t time.Time) error {
 
 // SyscallConn gives the socket to the close watcher and to rawWriter.
 func (c *pollConn) SyscallConn() (syscall.RawConn, error) { return pollRaw{c}, nil }
+
+// tryWrite writes as much of b as the socket takes without waiting
+// (tryWriter).
+func (c *pollConn) tryWrite(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, net.ErrClosed
+	}
+	return writeSome(c.fd, b)
+}
 
 // pollRaw is a pollConn's syscall.RawConn: each callback runs once, with
 // the descriptor, under the connection's lock.

@@ -189,6 +189,10 @@ func (p *poller) handoff(r *runner) {
 	}
 }
 
+// yield hands the loop on: the request r serves is about to wait
+// (yielder, for directStream).
+func (r *runner) yield() { r.p.handoff(r) }
+
 // loop runs r whenever it is made active; between times it waits as a
 // spare, keeping its grown stack for the next handoff.
 func (r *runner) loop() {

@@ -34,20 +34,25 @@ func (w *rawWriter) tryWrite(b []byte) (int, error) {
 }
 
 func (w *rawWriter) write(fd uintptr) bool {
-	for w.n < len(w.b) {
-		m, e := syscall.Write(int(fd), w.b[w.n:])
+	w.n, w.err = writeSome(int(fd), w.b)
+	return true // never wait here
+}
+
+// writeSome writes as much of b to the non-blocking socket fd as it takes.
+func writeSome(fd int, b []byte) (n int, err error) {
+	for n < len(b) {
+		m, e := syscall.Write(fd, b[n:])
 		switch {
 		case e == syscall.EINTR:
 			continue
 		case e == syscall.EAGAIN:
-			return true // full: the rest is the flusher's
+			return n, nil // full: the rest is the flusher's
 		case e != nil:
-			w.err = e
-			return true
+			return n, e
 		case m <= 0:
-			return true
+			return n, syscall.EIO // a socket that takes nothing and says nothing
 		}
-		w.n += m
+		n += m
 	}
-	return true // never wait here
+	return n, nil
 }
