@@ -112,7 +112,10 @@ func (s *connStream) take(conn net.Conn, back func(net.Conn)) {
 		s.head = []byte(directHead)
 	}
 	s.lastWrite = time.Now()
-	s.watch = s.ep.watcher.add(conn, s.clientGone)
+	teller, tells := conn.(goneTeller)
+	if !tells {
+		s.watch = s.ep.watcher.add(conn, s.clientGone)
+	}
 	// The head (and a replay queued before the hand-over) is written here,
 	// on the HTTP server's goroutine, which has nothing else to do: no
 	// pooled goroutine is woken for it.
@@ -121,14 +124,23 @@ func (s *connStream) take(conn net.Conn, back func(net.Conn)) {
 		s.writing = true
 	}
 	s.mu.Unlock()
+	if tells {
+		teller.tellGone(s.clientGone)
+	}
 	s.ep.hub.add(s)
 	if inline {
 		s.run()
 	}
 }
 
-// clientGone is called by the close watcher when the client has closed the
-// connection.
+// goneTeller is a connection that tells itself when its client hangs up
+// (a LoopServer's pollConn), so that no close watcher is needed for it.
+type goneTeller interface {
+	tellGone(gone func())
+}
+
+// clientGone is called by the close watcher (or the connection itself, a
+// goneTeller) when the client has closed the connection.
 func (s *connStream) clientGone() {
 	s.mu.Lock()
 	if s.done {

@@ -157,18 +157,8 @@ func (x *loopExchange) stream(src *eventSource) {
 // watchGone has gone called if the client hangs up while the stream is
 // written.
 func (x *loopExchange) watchGone(gone func()) {
-	if gone == nil {
-		return
-	}
-	c := x.c
-	c.mu.Lock()
-	already := c.peerGone
-	if !already {
-		c.gone = gone
-	}
-	c.mu.Unlock()
-	if already {
-		gone()
+	if gone != nil {
+		x.c.tellGone(gone)
 	}
 }
 

@@ -85,6 +85,22 @@ func (c *pollConn) read(bound int) (free bool, gone func()) {
 	return !c.busy, gone
 }
 
+// tellGone has gone called (once, by the poller's runner) if the client
+// hangs up before the request being served, or the stream that took the
+// connection over, is done; at once if it has already. The poller sees
+// hang-ups anyway: no close watcher is needed for a pollConn.
+func (c *pollConn) tellGone(gone func()) {
+	c.mu.Lock()
+	already := c.peerGone
+	if !already {
+		c.gone = gone
+	}
+	c.mu.Unlock()
+	if already {
+		gone()
+	}
+}
+
 // dropServed forgets the request being served (its exchange has read all
 // it needs: nothing may use it after), and the input buffer too when
 // nothing follows the request; the parsed request's slices point into it.
