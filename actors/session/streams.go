@@ -62,6 +62,10 @@ type streamSet struct {
 
 	log      []event // in the order sent; bounded by the limits below
 	logBytes int
+	// standaloneEvents counts the log's events of the standalone stream:
+	// trim looks for delivered ones to evict only when there are more
+	// than it keeps.
+	standaloneEvents int
 
 	// parked holds the connections of requests the client cancelled after
 	// their stream became resumable, oldest first (see park).
@@ -180,6 +184,9 @@ func (ss *streamSet) deliver(st *stream, f messages.Frame) bool {
 func (ss *streamSet) append(st *stream, data []byte, end bool) *event {
 	ss.log = append(ss.log, event{stream: st, seq: st.seq, data: data, end: end})
 	ss.logBytes += len(data)
+	if st.standalone {
+		ss.standaloneEvents++
+	}
 	return &ss.log[len(ss.log)-1]
 }
 
@@ -188,11 +195,14 @@ func (ss *streamSet) append(st *stream, data []byte, end bool) *event {
 func (ss *streamSet) trim() {
 	drop := 0
 	for drop < len(ss.log) && (len(ss.log)-drop > ss.maxEvents || ss.logBytes > ss.maxBytes) {
-		ss.logBytes -= len(ss.log[drop].data)
+		ss.dropped(&ss.log[drop])
 		drop++
 	}
 	if drop > 0 {
 		ss.log = append(ss.log[:0], ss.log[drop:]...)
+	}
+	if ss.standaloneEvents <= ss.standaloneRetain {
+		return
 	}
 	kept := 0
 	for i := len(ss.log) - 1; i >= 0; i-- {
@@ -218,11 +228,19 @@ func (ss *streamSet) forget(st *stream) {
 	ss.removeWhere(func(e *event) bool { return e.stream == st })
 }
 
+// dropped accounts for e leaving the log.
+func (ss *streamSet) dropped(e *event) {
+	ss.logBytes -= len(e.data)
+	if e.stream.standalone {
+		ss.standaloneEvents--
+	}
+}
+
 func (ss *streamSet) removeWhere(drop func(*event) bool) {
 	out := ss.log[:0]
 	for i := range ss.log {
 		if drop(&ss.log[i]) {
-			ss.logBytes -= len(ss.log[i].data)
+			ss.dropped(&ss.log[i])
 			continue
 		}
 		out = append(out, ss.log[i])
@@ -391,5 +409,5 @@ func (ss *streamSet) closeAll(inflight map[messages.ID]*inflight) {
 		st.sink = nil
 	}
 	ss.parked = nil
-	ss.log, ss.logBytes = nil, 0
+	ss.log, ss.logBytes, ss.standaloneEvents = nil, 0, 0
 }

@@ -57,3 +57,36 @@ func TestAnsweredStreamsStayResumable(t *testing.T) {
 	assert.Len(t, ss.answered, answeredRetain)
 	assert.LessOrEqual(t, len(ss.log), 2*answeredRetain, "only the retained streams' events are logged")
 }
+
+// TestDeliveredStandaloneEventsAreTrimmed checks that the log keeps only
+// the last standaloneRetain standalone events a live GET was given (for a
+// GET that resumes), keeps those it was not given, and counts them right
+// while request streams come and go beside them.
+func TestDeliveredStandaloneEventsAreTrimmed(t *testing.T) {
+	ss := newStreamSet(true, Limits{}.withDefaults())
+	ss.prime = true
+	standalone := func() (n int) {
+		for _, e := range ss.log {
+			if e.stream.standalone {
+				n++
+			}
+		}
+		return n
+	}
+
+	ss.send(nil, []byte(`{"queued":0}`), false) // no GET yet: not delivered
+	get := &recordSink{}
+	require.NoError(t, ss.attach(get, ""))
+	for i := range 3 * ss.standaloneRetain {
+		ss.send(nil, []byte(`{"n":`+strconv.Itoa(i)+`}`), false)
+		if i%7 == 0 {
+			answer(&ss, i)
+		}
+		require.Equal(t, standalone(), ss.standaloneEvents, "after event %d", i)
+	}
+	assert.Equal(t, ss.standaloneRetain, standalone(), "the delivered ones beyond the retained are gone")
+	assert.GreaterOrEqual(t, len(get.frames), 3*ss.standaloneRetain, "every event reached the GET")
+
+	ss.closeAll(nil)
+	assert.Zero(t, ss.standaloneEvents)
+}
