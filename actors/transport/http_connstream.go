@@ -87,12 +87,31 @@ func (s *connStream) Deliver(f messages.Frame) bool {
 	return true
 }
 
-// Close ends the stream once what is queued has been written.
+// Close ends the stream once what is queued has been written. When
+// nothing is, and the body's end is all there is to write, it is written
+// here (without waiting: the caller may be the session actor) and no
+// pooled goroutine is woken for it.
 func (s *connStream) Close() {
 	s.mu.Lock()
 	s.closing = true
-	s.kick()
+	w, direct := s.conn.(tryWriter)
+	if !direct || s.writing || s.done || s.back == nil || s.cut || s.ping || s.head != nil || len(s.queue) > 0 {
+		s.kick()
+		s.mu.Unlock()
+		return
+	}
+	s.done = true
+	conn := s.conn
 	s.mu.Unlock()
+	end := []byte(chunkedEnd[2:])
+	switch n, err := w.tryWrite(end); {
+	case err != nil:
+		s.finish(conn, endFailed)
+	case n < len(end): // the client has stopped reading: no body end for it
+		s.finish(conn, endCut)
+	default:
+		s.finish(conn, endBody)
+	}
 }
 
 // take is handed the connection by the HTTP server (nil when it could not

@@ -151,3 +151,38 @@ func TestHTTP10StreamEndsWithTheConnection(t *testing.T) {
 	_, err = br.ReadByte()
 	assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET), "the connection is closed: %v", err)
 }
+
+// TestGETStreamEndServesWhatFollowed checks that a request the client
+// pipelined behind its GET is served once the server ends the stream (here
+// the session's DELETE ends it, on the session actor's goroutine).
+func TestGETStreamEndServesWhatFollowed(t *testing.T) {
+	if testEngine != "loop" {
+		t.Skip("net/http closes the connection; fasthttp reads no further while the stream has it")
+	}
+	f := newHTTPFixture(t, nil)
+	c := f.client(t)
+	c.initialize(messages.LatestVersion, messages.ClientCapabilities{})
+	conn, err := net.Dial("tcp", f.addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	require.NoError(t, conn.SetDeadline(time.Now().Add(2*watchdog)))
+	resp, br := rawGET(t, c, conn, "")
+
+	body, id := c.request(messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{}))
+	_, err = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: "+f.addr+"\r\nContent-Type: "+mtJSON+
+		"\r\nAccept: "+acceptBoth+"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+string(body))
+	require.NoError(t, err)
+
+	r := c.do(http.MethodDelete, nil, nil)
+	require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
+	_, err = io.Copy(io.Discard, resp.Body)
+	require.NoError(t, err, "the stream ends cleanly")
+	next, err := http.ReadResponse(br, &http.Request{Method: http.MethodPost})
+	require.NoError(t, err)
+	b, err := io.ReadAll(next.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, next.StatusCode, "%s", b)
+	m, derr := messages.Decode(b)
+	require.Nil(t, derr)
+	assert.Equal(t, id, m.ID)
+}

@@ -266,7 +266,7 @@ func (x *loopExchange) hijack(take func(net.Conn, func(net.Conn))) {
 	var back func(net.Conn)
 	if x.req.http11 && x.keep {
 		s, c := x.s, x.c // not x: it holds the request's buffer
-		back = func(net.Conn) { s.resume(c, true) }
+		back = func(net.Conn) { s.giveBack(c) }
 	}
 	x.c.dropServed() // a stream may live for hours: its buffer goes now
 	take(x.c, back)

@@ -100,6 +100,22 @@ func (s *LoopServer) resume(c *pollConn, keep bool) {
 	}
 }
 
+// giveBack ends a stream that took c over. The stream may end on any
+// goroutine, the session actor's included (connStream.Close), so what
+// the client sent meanwhile is served on a goroutine of its own; usually
+// nothing has come, and the poller serves what comes next.
+func (s *LoopServer) giveBack(c *pollConn) {
+	if !s.release(c, true) {
+		return
+	}
+	c.mu.Lock()
+	pending := len(c.in) > 0
+	c.mu.Unlock()
+	if pending {
+		go s.serveConn(c, nil) // ends when c has no whole request left, like any serveConn
+	}
+}
+
 // refuse answers a request that cannot be served with status and closes
 // the connection.
 func (s *LoopServer) refuse(c *pollConn, status int, msg string) {
