@@ -117,3 +117,22 @@ func TestNoServerRequestBeforeInitialized(t *testing.T) {
 	assert.Contains(t, string(r.Msg.Result), "file:///a")
 	assert.Contains(t, methods(c), messages.MethodListRoots)
 }
+
+// TestRetire checks that a retired session reads as ended to whoever looks
+// it up, while it still serves until its CloseSession arrives.
+func TestRetire(t *testing.T) {
+	c := harness.New(t, nil).Connect()
+	ref := c.Ref()
+	assert.False(t, ref.Retired())
+
+	ref.Retire()
+	assert.True(t, ref.Retired())
+	assert.False(t, ref.Closed(), "retiring does not close")
+	m, err := c.Call(context.Background(), messages.MethodPing, nil)
+	require.NoError(t, err)
+	assert.Nil(t, m.Error, "a request already routed to it is still served")
+
+	ref.Send(&messages.CloseSession{Reason: "test"})
+	<-ref.Done()
+	assert.True(t, ref.Retired())
+}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -18,6 +19,7 @@ type Ref struct {
 	root      *actor.RootContext
 	done      chan struct{} // closed by the actor when the session ends
 	client    *dispatcher.Client
+	retired   atomic.Bool // see Retire
 }
 
 // ID returns the session ID.
@@ -46,6 +48,16 @@ func (r *Ref) Closed() bool {
 		return false
 	}
 }
+
+// Retire marks the session as ended for whoever looks it up from now on
+// (Retired), before its actor has processed the CloseSession that must
+// follow: a transport that answers a DELETE first, and closes the session
+// right after, has requests that arrive in between refused (404) as they
+// would be once it has closed.
+func (r *Ref) Retire() { r.retired.Store(true) }
+
+// Retired reports whether Retire was called, or the session has ended.
+func (r *Ref) Retired() bool { return r.retired.Load() || r.Closed() }
 
 func (r *Ref) post(m any) {
 	if r.Closed() {

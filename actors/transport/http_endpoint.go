@@ -107,7 +107,7 @@ func (e *endpoint) session(x exchange, principal string) (*session.Ref, bool) {
 		return nil, false
 	}
 	ref, ok := e.host.Session(id)
-	if !ok || ref.Principal() != principal || ref.Closed() {
+	if !ok || ref.Principal() != principal || ref.Retired() {
 		e.fail(x, 404, "session not found")
 		return nil, false
 	}
@@ -128,7 +128,12 @@ func (e *endpoint) version(x exchange) (string, bool) {
 	return v, true
 }
 
-// remove ends a session (DELETE).
+// remove ends a session (DELETE). The session is retired first, so that
+// any request for it from now on gets 404, then the answer goes out, and
+// only then does the session close: its GET stream ends after the client
+// has its answer, so that the client takes the GET's connection back into
+// its pool rather than opening a new one for its next session (Go's
+// client keeps two idle connections per host).
 func (e *endpoint) remove(x exchange, principal string) {
 	if _, ok := e.version(x); !ok {
 		return
@@ -137,12 +142,9 @@ func (e *endpoint) remove(x exchange, principal string) {
 	if !ok {
 		return
 	}
-	ref.Send(&messages.CloseSession{Reason: "deleted by the client"})
-	select {
-	case <-ref.Done():
-	case <-x.context().Done():
-	}
+	ref.Retire()
 	x.reply(204, nil)
+	ref.Send(&messages.CloseSession{Reason: "deleted by the client"})
 }
 
 // fail answers with status and a JSON-RPC error body without an ID.
