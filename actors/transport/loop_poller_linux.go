@@ -103,6 +103,8 @@ const epollET = 1 << 31
 type runner struct {
 	p     *poller
 	seq   atomic.Uint64 // odd while a request is served inline
+	since atomic.Int64  // when the request being served began (nanotime)
+	armed atomic.Bool   // the watchdog timer is set
 	timer *time.Timer
 	own   *batch // what its epoll_wait returns, while it is active
 	wake  chan struct{}
@@ -134,11 +136,7 @@ func (b *batch) claim() (fd int32, ok bool) {
 
 func (p *poller) newRunner() *runner {
 	r := &runner{p: p, own: newBatch(), wake: make(chan struct{}, 1)}
-	r.timer = time.AfterFunc(time.Hour, func() {
-		if r.seq.Load()%2 == 1 {
-			p.handoff(r)
-		}
-	})
+	r.timer = time.AfterFunc(time.Hour, r.watch)
 	r.timer.Stop()
 	return r
 }
@@ -257,18 +255,47 @@ func (p *poller) park(r *runner) bool {
 	}
 }
 
-// begin and end bracket a request served inline, for the watchdog.
+// begin and end bracket a request served inline, for the watchdog. The
+// watchdog's timer is not set and stopped around every request (each
+// change of a timer costs a lock and, often, a wake-up of the thread Go's
+// runtime keeps waiting for timers): begin sets it when it is not set, and
+// it sets itself again for as long as requests are being served.
 func (r *runner) begin() {
 	if r != nil {
+		r.since.Store(nanotime())
 		r.seq.Add(1)
-		r.timer.Reset(stallAfter)
+		if !r.armed.Load() && r.armed.CompareAndSwap(false, true) {
+			r.timer.Reset(stallAfter)
+		}
 	}
 }
 
 func (r *runner) end() {
 	if r != nil {
-		r.timer.Stop()
 		r.seq.Add(1)
+	}
+}
+
+// watch runs when the watchdog's timer fires: a request that has run for
+// stallAfter hands the loop over; one that began since gets the rest of
+// its time; with none being served the timer rests until the next begin.
+func (r *runner) watch() {
+	for {
+		if r.seq.Load()%2 == 1 {
+			ran := time.Duration(nanotime() - r.since.Load())
+			if ran < stallAfter {
+				r.timer.Reset(stallAfter - ran)
+				return
+			}
+			r.armed.Store(false)
+			r.p.handoff(r)
+			return
+		}
+		r.armed.Store(false)
+		// A request that began before armed was cleared set no timer.
+		if r.seq.Load()%2 == 0 || !r.armed.CompareAndSwap(false, true) {
+			return
+		}
 	}
 }
 
@@ -295,6 +322,7 @@ func (r *runner) run() {
 		}
 	}
 	r.timer.Stop()
+	r.armed.Store(false)
 }
 
 // serveQueue serves the events of the runner's batches.
