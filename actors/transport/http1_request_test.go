@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -613,4 +614,24 @@ func headerValues(r *httpRequest, name string) [][]byte {
 		}
 	}
 	return vs
+}
+
+// BenchmarkParseRequest parses a typical MCP POST (a tools/call with its
+// headers) the way LoopServer does for every request: into a reused
+// httpRequest, with no allocation.
+func BenchmarkParseRequest(b *testing.B) {
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_echo","arguments":{"message":"hello"}}}`
+	raw := []byte("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: Go-http-client/1.1\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\nAccept: application/json, text/event-stream\r\n" +
+		"Content-Type: application/json\r\nMcp-Protocol-Version: 2025-11-25\r\n" +
+		"Mcp-Session-Id: 3uQe1c7mCq0u3d1bKkJ7pA\r\nAccept-Encoding: gzip\r\n\r\n" + body)
+	var r httpRequest
+	b.ReportAllocs()
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		r.reset()
+		if n, err := parseRequest(raw, testLimits, &r); err != nil || n != len(raw) {
+			b.Fatalf("parsed %d of %d bytes: %v", n, len(raw), err)
+		}
+	}
 }
