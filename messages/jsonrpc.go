@@ -130,8 +130,14 @@ func (w *wireMessage) set(name, val []byte) {
 
 // IsBatch reports whether data holds a JSON array, i.e. a JSON-RPC batch.
 func IsBatch(data []byte) bool {
-	data = bytes.TrimLeft(data, " \t\r\n")
-	return len(data) > 0 && data[0] == '['
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c == '['
+	}
+	return false
 }
 
 // Decode parses one JSON-RPC message. On failure it returns a -32700 error

@@ -86,3 +86,17 @@ func BenchmarkDecodeToolCall(b *testing.B) {
 		}
 	}
 }
+
+func TestIsBatch(t *testing.T) {
+	for in, want := range map[string]bool{
+		`[{"jsonrpc":"2.0","method":"x"}]`: true,
+		" \t\r\n[]":                        true,
+		`{"jsonrpc":"2.0","method":"x"}`:   false,
+		" \n{}":                            false,
+		"":                                 false,
+		" \t ":                             false,
+		"\v[":                              false, // not JSON whitespace
+	} {
+		assert.Equal(t, want, messages.IsBatch([]byte(in)), "%q", in)
+	}
+}
