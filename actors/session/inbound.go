@@ -168,6 +168,11 @@ func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, 
 			log.Error("handler panicked", "method", req.Method, "panic", p, "stack", string(debug.Stack()))
 			frame = messages.EncodeError(req.ID, messages.ErrInternal)
 		}
+		// Read before requestDone: the session releases the request's
+		// context once it has the response, which would read as cancelled.
+		if ctx.Err() != nil && !s.ref.Closed() {
+			outcome = OutcomeCancelled
+		}
 		switch {
 		case !direct:
 			s.ref.post(&requestDone{id: req.ID, frame: frame})
@@ -183,9 +188,6 @@ func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, 
 			s.ref.post(&requestDone{id: req.ID, frame: frame})
 		}
 		if cfg.Observer != nil {
-			if ctx.Err() != nil && !s.ref.Closed() {
-				outcome = OutcomeCancelled
-			}
 			cfg.Observer.RequestHandled(req.Method, outcome, time.Since(start))
 		}
 	}()
