@@ -179,6 +179,12 @@ func (p *poller) handoff(r *runner) {
 	next.mu.Unlock()
 	swapped := p.active.CompareAndSwap(r, next)
 	r.mu.Unlock()
+	if swapped && r.timer.Stop() {
+		// r's request may go on for long (a handler waiting for its
+		// client): its watchdog has nothing left to hand over, and
+		// firing would cost a goroutine.
+		r.armed.Store(false)
+	}
 	switch {
 	case swapped && spare:
 		next.wake <- struct{}{}
