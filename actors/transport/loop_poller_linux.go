@@ -473,8 +473,10 @@ func (p *poller) sweepIfDue() int64 {
 }
 
 // passEvery is how often a runner that serves on and on passes through
-// Go's scheduler (see passScheduler).
-const passEvery = 2 * time.Millisecond
+// Go's scheduler (see passScheduler): half the 10 ms after which the
+// runtime's monitor steps in. Each pass may wake an idle thread (Gosched
+// offers the goroutine to any), so not more often than that.
+const passEvery = 5 * time.Millisecond
 
 // passScheduler has the runner yield its thread to Go's scheduler every
 // passEvery. A goroutine that never does (it only blocks in system calls)
