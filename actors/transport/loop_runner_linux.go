@@ -1,0 +1,301 @@
+package transport
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// stallAfter is how long a request may keep the runner before another
+// goroutine takes over waiting for input (see poller).
+const stallAfter = time.Millisecond
+
+// Spare runners: a runner whose handler waited comes back as a spare, its
+// grown stack ready for the next handoff (a new goroutine starts on 2 KiB
+// and grows its stack four times on the way to a handler). Up to maxSpares
+// wait; spares a whole sweep interval did not need are let go, a quarter
+// at a time, down to keepSpares.
+const (
+	maxSpares  = 1024
+	keepSpares = 8
+)
+
+// runner is one goroutine that waits on the poller while it is the active
+// one.
+type runner struct {
+	p      *poller
+	seq    atomic.Uint64 // odd while a request is served inline
+	since  atomic.Int64  // when the request being served began (nanotime)
+	armed  atomic.Bool   // the watchdog timer is set
+	passed int64         // when it last passed through the scheduler (nanotime)
+	timer  *time.Timer
+	own    *batch // what its epoll_wait returns, while it is active
+	wake   chan struct{}
+	quit   bool // set by trimSpares before it wakes a spare to end it
+
+	mu    sync.Mutex
+	queue []*batch // the batches it serves events of: inherited ones, then its own
+}
+
+// batch is the events one epoll_wait returned. Its events are claimed one
+// at a time, so that a runner that took over serves those its predecessor
+// had not come to, while the predecessor finishes the one it holds.
+type batch struct {
+	events []syscall.EpollEvent
+	n      int32
+	next   atomic.Int32
+	refs   atomic.Int32 // runners' queues holding it: its owner reuses it only at 0
+}
+
+func newBatch() *batch { return &batch{events: make([]syscall.EpollEvent, 128)} }
+
+func (b *batch) claim() (fd int32, ok bool) {
+	i := b.next.Add(1) - 1
+	if i >= b.n {
+		return 0, false
+	}
+	return b.events[i].Fd, true
+}
+
+func (p *poller) newRunner() *runner {
+	r := &runner{p: p, own: newBatch(), wake: make(chan struct{}, 1)}
+	r.timer = time.AfterFunc(time.Hour, r.watch)
+	r.timer.Stop()
+	return r
+}
+
+// start makes a first runner active; it runs until stop.
+func (p *poller) start() {
+	r := p.newRunner()
+	p.active.Store(r)
+	go r.loop()
+}
+
+// handoff makes a new runner active in r's place, if r still is; the new
+// one inherits the events r has yet to serve.
+func (p *poller) handoff(r *runner) {
+	if r == nil || p.stopping.Load() || p.active.Load() != r {
+		return
+	}
+	var next *runner
+	select {
+	case next = <-p.spares:
+		p.noteSpares()
+	default:
+	}
+	if next == r { // r was replaced and parked since: a late watchdog
+		p.park(next)
+		return
+	}
+	spare := next != nil
+	if !spare {
+		next = p.newRunner()
+	}
+	r.mu.Lock()
+	next.mu.Lock()
+	next.queue = append(next.queue[:0], r.queue...)
+	for _, b := range r.queue {
+		b.refs.Add(1)
+	}
+	next.mu.Unlock()
+	swapped := p.active.CompareAndSwap(r, next)
+	r.mu.Unlock()
+	if swapped && r.timer.Stop() {
+		// r's request may go on for long (a handler waiting for its
+		// client): its watchdog has nothing left to hand over, and
+		// firing would cost a goroutine.
+		r.armed.Store(false)
+	}
+	switch {
+	case swapped && spare:
+		next.wake <- struct{}{}
+	case swapped:
+		go next.loop()
+	case spare:
+		p.park(next)
+	}
+}
+
+// yield hands the loop on: the request r serves is about to wait
+// (yielder, for directStream).
+func (r *runner) yield() { r.p.handoff(r) }
+
+// loop runs r whenever it is made active; between times it waits as a
+// spare, keeping its grown stack for the next handoff.
+func (r *runner) loop() {
+	for {
+		r.run()
+		if r.p.stopping.Load() {
+			return
+		}
+		if r.own.refs.Load() != 0 { // a successor still serves r's last events
+			r.own = newBatch()
+		}
+		if !r.p.park(r) || !r.waitAsSpare() {
+			return
+		}
+	}
+}
+
+// waitAsSpare waits until r is made active again (true) or let go.
+func (r *runner) waitAsSpare() bool {
+	select {
+	case <-r.wake:
+		return !r.quit
+	case <-r.p.done:
+		return false
+	}
+}
+
+// noteSpares records how few spares wait, after one was taken.
+func (p *poller) noteSpares() {
+	n := int32(len(p.spares))
+	for {
+		low := p.spareLow.Load()
+		if n >= low || p.spareLow.CompareAndSwap(low, n) {
+			return
+		}
+	}
+}
+
+// trimSpares lets go of a quarter of the spares no handoff needed since the
+// last trim, keeping keepSpares.
+func (p *poller) trimSpares() {
+	unused := int(p.spareLow.Load())
+	for range (unused - keepSpares + 3) / 4 {
+		select {
+		case r := <-p.spares:
+			r.quit = true
+			r.wake <- struct{}{}
+		default:
+			return
+		}
+	}
+	p.spareLow.Store(int32(len(p.spares)))
+}
+
+// park keeps r as a spare, unless there are enough.
+func (p *poller) park(r *runner) bool {
+	select {
+	case p.spares <- r:
+		return true
+	default:
+		return false
+	}
+}
+
+// begin and end bracket a request served inline, for the watchdog. The
+// watchdog's timer is not set and stopped around every request (each
+// change of a timer costs a lock and, often, a wake-up of the thread Go's
+// runtime keeps waiting for timers): begin sets it when it is not set, and
+// it sets itself again for as long as requests are being served.
+func (r *runner) begin() {
+	if r != nil {
+		r.since.Store(nanotime())
+		r.seq.Add(1)
+		if !r.armed.Load() && r.armed.CompareAndSwap(false, true) {
+			r.timer.Reset(stallAfter)
+		}
+	}
+}
+
+func (r *runner) end() {
+	if r != nil {
+		r.seq.Add(1)
+	}
+}
+
+// watch runs when the watchdog's timer fires: a request that has run for
+// stallAfter hands the loop over; one that began since gets the rest of
+// its time; with none being served the timer rests until the next begin.
+func (r *runner) watch() {
+	for {
+		if r.seq.Load()%2 == 1 {
+			ran := time.Duration(nanotime() - r.since.Load())
+			if ran < stallAfter {
+				r.timer.Reset(stallAfter - ran)
+				return
+			}
+			r.armed.Store(false)
+			r.p.handoff(r)
+			return
+		}
+		r.armed.Store(false)
+		// A request that began before armed was cleared set no timer.
+		if r.seq.Load()%2 == 0 || !r.armed.CompareAndSwap(false, true) {
+			return
+		}
+	}
+}
+
+func (r *runner) run() {
+	p := r.p
+	ms := int(p.tick / time.Millisecond)
+	for {
+		r.serveQueue()
+		if p.active.Load() != r || p.stopping.Load() {
+			break
+		}
+		n, err := p.wait(r.own.events, ms)
+		if err != nil {
+			break // the epoll set is gone: the server stopped
+		}
+		r.own.n = int32(max(n, 0))
+		r.own.next.Store(0)
+		r.own.refs.Store(1)
+		r.mu.Lock()
+		r.queue = append(r.queue[:0], r.own)
+		r.mu.Unlock()
+		if p.active.Load() == r {
+			r.passScheduler(p.sweepIfDue())
+		}
+	}
+	r.timer.Stop()
+	r.armed.Store(false)
+}
+
+// serveQueue serves the events of the runner's batches.
+func (r *runner) serveQueue() {
+	for {
+		r.mu.Lock()
+		if len(r.queue) == 0 {
+			r.mu.Unlock()
+			return
+		}
+		b := r.queue[0]
+		r.mu.Unlock()
+		for fd, ok := b.claim(); ok; fd, ok = b.claim() {
+			r.p.event(fd, r)
+		}
+		r.mu.Lock()
+		if len(r.queue) > 0 && r.queue[0] == b {
+			// Shifted rather than resliced, so that the queue keeps its
+			// capacity and run and handoff fill it without allocating.
+			r.queue = r.queue[:copy(r.queue, r.queue[1:])]
+			b.refs.Add(-1)
+		}
+		r.mu.Unlock()
+	}
+}
+
+// passEvery is how often a runner that serves on and on passes through
+// Go's scheduler (see passScheduler): half the 10 ms after which the
+// runtime's monitor steps in. Each pass may wake an idle thread (Gosched
+// offers the goroutine to any), so not more often than that.
+const passEvery = 5 * time.Millisecond
+
+// passScheduler has the runner yield its thread to Go's scheduler every
+// passEvery. A goroutine that never does (it only blocks in system calls)
+// looks to the runtime's monitor like one that has run for 10 ms: the
+// monitor then takes its processor away during its next epoll_wait and
+// goes back to waking every 20 µs, thousands of wake-ups a second on a
+// busy loop. Yielding is all it takes to show the loop is not stuck;
+// with nothing else to run it costs a few hundred nanoseconds.
+func (r *runner) passScheduler(now int64) {
+	if now-r.passed >= int64(passEvery) {
+		r.passed = now
+		runtime.Gosched()
+	}
+}
