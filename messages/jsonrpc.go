@@ -130,14 +130,9 @@ func (w *wireMessage) set(name, val []byte) {
 
 // IsBatch reports whether data holds a JSON array, i.e. a JSON-RPC batch.
 func IsBatch(data []byte) bool {
-	for _, c := range data {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return c == '['
-	}
-	return false
+	s := scanner{data: data}
+	s.ws()
+	return s.pos < len(data) && data[s.pos] == '['
 }
 
 // Decode parses one JSON-RPC message. On failure it returns a -32700 error

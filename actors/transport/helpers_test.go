@@ -331,8 +331,14 @@ func firstText(t *testing.T, raw json.RawMessage) (string, bool) {
 	t.Helper()
 	var res messages.CallToolResult
 	require.NoError(t, json.Unmarshal(raw, &res))
+	return textOf(t, &res), res.IsError
+}
+
+// textOf returns the text of a tool result's first content block.
+func textOf(t *testing.T, res *messages.CallToolResult) string {
+	t.Helper()
 	require.NotEmpty(t, res.Content)
 	tc, ok := res.Content[0].(*messages.TextContent)
 	require.True(t, ok, "content %T", res.Content[0])
-	return tc.Text, res.IsError
+	return tc.Text
 }

@@ -53,7 +53,7 @@ type connStream struct {
 
 // sseHead is the response head of a taken-over event stream whose body
 // ends when the connection closes (a chunked one has directHead).
-const sseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n"
+const sseHead = "HTTP/1.1 200 OK\r\n" + sseHeaders + "Connection: close\r\n\r\n"
 
 func newConnStream(ep *endpoint, ref *session.Ref) *connStream {
 	return &connStream{
@@ -94,24 +94,16 @@ func (s *connStream) Deliver(f messages.Frame) bool {
 func (s *connStream) Close() {
 	s.mu.Lock()
 	s.closing = true
-	w, direct := s.conn.(tryWriter)
-	if !direct || s.writing || s.done || s.back == nil || s.cut || s.ping || s.head != nil || len(s.queue) > 0 {
+	_, direct := s.conn.(tryWriter)
+	if !direct || s.writing || s.done || s.ping || s.head != nil || len(s.queue) > 0 {
 		s.kick()
 		s.mu.Unlock()
 		return
 	}
 	s.done = true
-	conn := s.conn
+	conn, body := s.conn, s.back != nil && !s.cut
 	s.mu.Unlock()
-	end := []byte(chunkedEnd[2:])
-	switch n, err := w.tryWrite(end); {
-	case err != nil:
-		s.finish(conn, endFailed)
-	case n < len(end): // the client has stopped reading: no body end for it
-		s.finish(conn, endCut)
-	default:
-		s.finish(conn, endBody)
-	}
+	s.end(conn, body, false)
 }
 
 // take is handed the connection by the HTTP server (nil when it could not
@@ -235,7 +227,7 @@ func (s *connStream) run() {
 			if closing && !s.done {
 				s.done = true
 				s.mu.Unlock()
-				s.end(conn, chunked && !cut)
+				s.end(conn, chunked && !cut, true)
 				return
 			}
 			s.mu.Unlock()
@@ -276,37 +268,39 @@ func (s *connStream) run() {
 // chunk of a chunked body, followed by the body's end when the batch ends
 // the stream).
 func (s *connStream) format(head []byte, batch []messages.Frame, ping, chunked bool) ([]byte, bool) {
-	if !chunked {
-		buf, end := appendEvents(append(s.buf[:0], head...), batch, ping, s.retry)
-		s.buf = buf
-		return buf, end
-	}
 	ev, end := appendEvents(s.events[:0], batch, ping, s.retry)
-	buf := append(s.buf[:0], head...)
-	if len(ev) > 0 {
-		buf = appendChunk(buf, ev)
-	}
-	if end {
-		buf = append(buf, chunkedEnd[2:]...)
-	}
+	buf := appendBody(append(s.buf[:0], head...), ev, chunked, end)
 	s.buf, s.events = buf, ev
 	return buf, end
 }
 
 // end ends a stream whose queue is written: the body's end, when there is
 // one to write, then the connection goes back to the HTTP server;
-// otherwise it is closed.
-func (s *connStream) end(conn net.Conn, body bool) {
+// otherwise it is closed. Without wait (Close, which may run on the
+// session actor's goroutine) the end is written only as far as the socket
+// takes it at once: a client whose socket will not take five bytes has
+// stopped reading, and its connection is closed instead.
+func (s *connStream) end(conn net.Conn, body, wait bool) {
 	if !body {
 		s.finish(conn, endCut)
 		return
 	}
-	_ = conn.SetWriteDeadline(time.Now().Add(s.ep.opts.WriteTimeout))
-	if _, err := conn.Write([]byte(chunkedEnd[2:])); err != nil {
-		s.finish(conn, endFailed)
-		return
+	var n int
+	var err error
+	if w, ok := conn.(tryWriter); ok && !wait {
+		n, err = w.tryWrite(bodyEndBytes)
+	} else {
+		_ = conn.SetWriteDeadline(time.Now().Add(s.ep.opts.WriteTimeout))
+		n, err = conn.Write(bodyEndBytes)
 	}
-	s.finish(conn, endBody)
+	switch {
+	case err != nil:
+		s.finish(conn, endFailed)
+	case n < len(bodyEndBytes):
+		s.finish(conn, endCut)
+	default:
+		s.finish(conn, endBody)
+	}
 }
 
 // finish lets go of the connection: back to the HTTP server after the

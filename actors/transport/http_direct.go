@@ -2,7 +2,6 @@ package transport
 
 import (
 	"net"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -12,7 +11,7 @@ import (
 
 // directHead is the head of a POST's event stream written by a
 // directStream: chunked, so that the connection outlives it.
-const directHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n\r\n"
+const directHead = "HTTP/1.1 200 OK\r\n" + sseHeaders + "Transfer-Encoding: chunked\r\n\r\n"
 
 // maxDirectPending bounds what a directStream holds for a client that does
 // not read: past it the stream ends early (the client resumes from the
@@ -42,7 +41,7 @@ type yielder interface{ yield() }
 // and the connection serves the client's next request.
 type directStream struct {
 	sock    net.Conn // the socket itself, beneath any wrapper
-	raw     tryWriter
+	w       tryWriter
 	retry   string
 	timeout time.Duration
 	obs     Observer
@@ -82,14 +81,14 @@ func newDirectStream(sock net.Conn, o *HTTPOptions, retry string) *directStream 
 	}
 	scratch := directScratches.Get().(*directScratch)
 	return &directStream{
-		sock: sock, raw: w, retry: retry, timeout: o.WriteTimeout, obs: o.Observer,
+		sock: sock, w: w, retry: retry, timeout: o.WriteTimeout, obs: o.Observer,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), scratch: scratch,
 		buf: scratch.buf[:0], events: scratch.events[:0], prime: scratch.prime[:0],
 	}
 }
 
 // directScratch is a directStream's write buffers, which the next stream
-// reuses once one has ended (release).
+// reuses once one has ended (recycle).
 type directScratch struct{ buf, events, prime []byte }
 
 // maxScratch bounds the buffers kept for reuse: a stream that wrote a
@@ -132,9 +131,8 @@ func (d *directStream) deliver(f messages.Frame) bool {
 		b = append(b, directHead...)
 		d.started = true
 	}
-	b = appendChunk(b, events)
+	b = appendBody(b, events, true, f.End)
 	if f.End {
-		b = append(b, "0\r\n\r\n"...)
 		d.ended = true
 	} else if d.yield != nil {
 		d.yield.yield()
@@ -144,7 +142,7 @@ func (d *directStream) deliver(f messages.Frame) bool {
 		d.obs.StreamEvent(false)
 	}
 	if d.flushing && len(d.pending)+len(b) > maxDirectPending {
-		d.pending = append(d.pending, "0\r\n\r\n"...) // end early: the client resumes
+		d.pending = append(d.pending, bodyEnd...) // end early: the client resumes
 		d.ended = true
 		d.kick()
 		return false
@@ -168,11 +166,8 @@ func (d *directStream) close() {
 		b = append(b, directHead...)
 		d.started = true
 	}
-	if len(d.prime) > 0 {
-		b = appendChunk(b, d.prime)
-		d.prime = d.prime[:0]
-	}
-	b = append(b, "0\r\n\r\n"...)
+	b = appendBody(b, d.prime, true, true)
+	d.prime = d.prime[:0]
 	d.ended = true
 	d.write(b)
 }
@@ -185,7 +180,7 @@ func (d *directStream) write(b []byte) {
 		d.kick()
 		return
 	}
-	n, err := d.raw.tryWrite(b)
+	n, err := d.w.tryWrite(b)
 	switch {
 	case err != nil:
 		d.failed = true
@@ -275,12 +270,4 @@ func (d *directStream) begun() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.started
-}
-
-// appendChunk frames data as one HTTP/1.1 chunk.
-func appendChunk(b, data []byte) []byte {
-	b = strconv.AppendInt(b, int64(len(data)), 16)
-	b = append(b, "\r\n"...)
-	b = append(b, data...)
-	return append(b, "\r\n"...)
 }

@@ -9,7 +9,7 @@ import (
 
 // chunkedEnd is how a chunked body without trailers ends: the last data
 // chunk's CRLF, the zero-size chunk, and the empty trailer.
-const chunkedEnd = "\r\n0\r\n\r\n"
+const chunkedEnd = "\r\n" + bodyEnd
 
 // Bounds on what an endConn holds back: past maxHeld it writes all but the
 // last heldTail bytes, which still go out with the end of the body.
@@ -157,7 +157,7 @@ func (c *endConn) Write(p []byte) (int, error) {
 // a CR, so the end is the zero-size chunk at the start or after a chunk's
 // CRLF.
 func (c *endConn) ended(from int) bool {
-	return bytes.HasPrefix(c.held, []byte(chunkedEnd[2:])) || bytes.Contains(c.held[from:], []byte(chunkedEnd))
+	return bytes.HasPrefix(c.held, bodyEndBytes) || bytes.Contains(c.held[from:], []byte(chunkedEnd))
 }
 
 // writeHeld writes the first n held bytes and keeps the rest.

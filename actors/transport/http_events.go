@@ -2,6 +2,7 @@ package transport
 
 import (
 	"io"
+	"net"
 	"strconv"
 	"time"
 
@@ -28,6 +29,71 @@ func newEventWriter(w io.Writer, flush func() error, deadline func(time.Time) er
 		timeout:  o.WriteTimeout,
 		retry:    strconv.FormatInt(o.Retry.Milliseconds(), 10),
 		obs:      o.Observer,
+	}
+}
+
+// sseHeaders are the header lines every event-stream answer carries.
+const sseHeaders = "Content-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\n"
+
+// bodyEnd is the last chunk of a chunked body without trailers.
+const bodyEnd = "0\r\n\r\n"
+
+var bodyEndBytes = []byte(bodyEnd)
+
+// appendBody appends events to b as the next piece of an event-stream
+// body: as they are, or as one chunk of a chunked body, followed by the
+// body's end with end (a body that is not chunked ends with its
+// connection).
+func appendBody(b, events []byte, chunked, end bool) []byte {
+	if !chunked {
+		return append(b, events...)
+	}
+	if len(events) > 0 {
+		b = appendChunk(b, events)
+	}
+	if end {
+		b = append(b, bodyEnd...)
+	}
+	return b
+}
+
+// appendChunk frames data as one HTTP/1.1 chunk.
+func appendChunk(b, data []byte) []byte {
+	b = strconv.AppendInt(b, int64(len(data)), 16)
+	b = append(b, "\r\n"...)
+	b = append(b, data...)
+	return append(b, "\r\n"...)
+}
+
+// pumpEvents writes what src yields onto conn, after head, until src says
+// done or an end frame goes out, each batch framed by appendBody. Every
+// write waits up to the write timeout; a failed one is told to src. It
+// reports whether all was written.
+func pumpEvents(conn net.Conn, src *eventSource, head []byte, chunked bool, o *HTTPOptions, retry string) bool {
+	b := head
+	var events []byte
+	for {
+		frames, ping, done := src.next()
+		var last bool
+		events, last = appendEvents(events[:0], frames, ping, retry)
+		finished := done || last
+		b = appendBody(b, events, chunked, finished)
+		if len(b) > 0 {
+			_ = conn.SetWriteDeadline(time.Now().Add(o.WriteTimeout))
+			if _, err := conn.Write(b); err != nil {
+				src.failed()
+				return false
+			}
+			if o.Observer != nil {
+				for range frames {
+					o.Observer.StreamEvent(false)
+				}
+			}
+		}
+		if finished {
+			return true
+		}
+		b = b[:0]
 	}
 }
 

@@ -193,28 +193,7 @@ func (x *fastExchange) streamAside(src *eventSource) func() {
 		if obs := o.Observer; obs != nil { // the exchange ends with the stream
 			defer func() { obs.HTTPRequest(method, http.StatusOK, time.Since(start)) }()
 		}
-		buf := []byte(sseHead)
-		for {
-			frames, ping, end := src.next()
-			var last bool
-			buf, last = appendEvents(buf, frames, ping, retry)
-			if len(buf) > 0 {
-				_ = conn.SetWriteDeadline(time.Now().Add(o.WriteTimeout))
-				if _, err := conn.Write(buf); err != nil {
-					src.failed()
-					return
-				}
-				if obs := o.Observer; obs != nil {
-					for range frames {
-						obs.StreamEvent(false)
-					}
-				}
-			}
-			if end || last {
-				return
-			}
-			buf = buf[:0]
-		}
+		pumpEvents(conn, src, []byte(sseHead), false, o, retry)
 	}()
 	return func() {
 		<-done

@@ -87,19 +87,21 @@ func TestGETStreamEndGivesTheConnectionBack(t *testing.T) {
 	}
 
 	// The same connection serves a new session's initialize.
-	body, id := c.request(messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{}))
-	_, err = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: "+f.addr+"\r\nContent-Type: "+mtJSON+
-		"\r\nAccept: "+acceptBoth+"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+string(body))
-	require.NoError(t, err)
-	next, err := http.ReadResponse(br, &http.Request{Method: http.MethodPost})
-	require.NoError(t, err)
-	b, err := io.ReadAll(next.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, next.StatusCode, "%s", b)
-	m, derr := messages.Decode(b)
-	require.Nil(t, derr)
+	id := writeInitialize(t, c, conn)
+	next, m := readAnswer(t, br)
 	assert.Equal(t, id, m.ID)
 	assert.NotEmpty(t, next.Header.Get(transport.HeaderSessionID))
+}
+
+// writeInitialize writes an initialize request for a new session on conn
+// by hand and returns its ID.
+func writeInitialize(t *testing.T, c *httpClient, conn net.Conn) messages.ID {
+	t.Helper()
+	body, id := c.request(messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{}))
+	_, err := io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: "+c.f.addr+"\r\nContent-Type: "+mtJSON+
+		"\r\nAccept: "+acceptBoth+"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+string(body))
+	require.NoError(t, err)
+	return id
 }
 
 // TestGETStreamClosesWhenAskedTo checks that a GET whose client asks for
@@ -159,30 +161,14 @@ func TestGETStreamEndServesWhatFollowed(t *testing.T) {
 	if testEngine != "loop" {
 		t.Skip("net/http closes the connection; fasthttp reads no further while the stream has it")
 	}
-	f := newHTTPFixture(t, nil)
-	c := f.client(t)
-	c.initialize(messages.LatestVersion, messages.ClientCapabilities{})
-	conn, err := net.Dial("tcp", f.addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close() })
-	require.NoError(t, conn.SetDeadline(time.Now().Add(2*watchdog)))
+	c, conn, _ := rawSession(t)
 	resp, br := rawGET(t, c, conn, "")
-
-	body, id := c.request(messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{}))
-	_, err = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: "+f.addr+"\r\nContent-Type: "+mtJSON+
-		"\r\nAccept: "+acceptBoth+"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+string(body))
-	require.NoError(t, err)
+	id := writeInitialize(t, c, conn)
 
 	r := c.do(http.MethodDelete, nil, nil)
 	require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
-	_, err = io.Copy(io.Discard, resp.Body)
+	_, err := io.Copy(io.Discard, resp.Body)
 	require.NoError(t, err, "the stream ends cleanly")
-	next, err := http.ReadResponse(br, &http.Request{Method: http.MethodPost})
-	require.NoError(t, err)
-	b, err := io.ReadAll(next.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, next.StatusCode, "%s", b)
-	m, derr := messages.Decode(b)
-	require.Nil(t, derr)
+	_, m := readAnswer(t, br)
 	assert.Equal(t, id, m.ID)
 }

@@ -192,45 +192,13 @@ func (x *loopExchange) startStream() {
 // connection closes.
 func (x *loopExchange) writeStream(src *eventSource) {
 	chunked := x.req.http11
-	b := x.head(nil, http.StatusOK)
-	b = append(b, "Content-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\n"...)
+	b := append(x.head(nil, http.StatusOK), sseHeaders...)
 	if chunked {
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
 	}
 	b = append(b, "\r\n"...)
-	obs, retry, timeout := x.s.ep.opts.Observer, x.s.ep.retry, x.s.ep.opts.WriteTimeout
-	var events []byte
-	for {
-		frames, ping, end := src.next()
-		var last bool
-		events, last = appendEvents(events[:0], frames, ping, retry)
-		switch {
-		case !chunked:
-			b = append(b, events...)
-		case len(events) > 0:
-			b = appendChunk(b, events)
-		}
-		finished := end || last
-		if finished && chunked {
-			b = append(b, "0\r\n\r\n"...)
-		}
-		if len(b) > 0 {
-			_ = x.c.SetWriteDeadline(time.Now().Add(timeout))
-			if _, err := x.c.Write(b); err != nil {
-				x.keep = false
-				src.failed()
-				return
-			}
-			if obs != nil {
-				for range frames {
-					obs.StreamEvent(false)
-				}
-			}
-		}
-		if finished {
-			return
-		}
-		b = b[:0]
+	if !pumpEvents(x.c, src, b, chunked, &x.s.ep.opts, x.s.ep.retry) {
+		x.keep = false
 	}
 }
 

@@ -178,19 +178,11 @@ func TestHTTPSilentHandlerDoesNotHoldOthers(t *testing.T) {
 	recv(t, f.gateStarted, "gate to start")
 	for i := range 20 {
 		text := "while held " + strconv.Itoa(i)
-		assert.Equal(t, text, firstTextOf(t, b.callTool("test_echo", map[string]any{"text": text})))
+		assert.Equal(t, text, textOf(t, b.callTool("test_echo", map[string]any{"text": text})))
 	}
 	f.gate <- struct{}{}
 	m := held.read().response(t, id)
 	assert.Equal(t, "opened", resultText(t, m))
-}
-
-func firstTextOf(t *testing.T, r *messages.CallToolResult) string {
-	t.Helper()
-	require.NotEmpty(t, r.Content)
-	tc, ok := r.Content[0].(*messages.TextContent)
-	require.True(t, ok, "%T", r.Content[0])
-	return tc.Text
 }
 
 // TestHTTPAbsoluteFormTargetHostIsChecked checks that the host an

@@ -15,9 +15,10 @@ import (
 // pollConn is a connection a LoopServer accepted: a non-blocking socket
 // whose input the poller reads as it arrives, and which the goroutine
 // serving its current request writes. It is a net.Conn (Write blocks
-// until the socket took everything or the write deadline passed) and a
-// syscall.Conn, so the streams written on other servers' connections
-// (directStream, connStream) write it the same way.
+// until the socket took everything or the write deadline passed), so the
+// streams written on other servers' connections (directStream, connStream)
+// write it the same way, and it is a tryWriter and a goneTeller, so they
+// need neither a rawWriter nor the close watcher for it.
 //
 // Every use of fd happens under mu with closed checked: a closed
 // descriptor's number is soon reused by another connection.
@@ -227,7 +228,9 @@ func (c *pollConn) SetWriteDeadline(t time.Time) error {
 	return nil
 }
 
-// SyscallConn gives the socket to the close watcher and to rawWriter.
+// SyscallConn gives the socket to peerGone (a GET stream asks whether its
+// client is still there); the streams write through tryWrite and learn of
+// hang-ups through tellGone.
 func (c *pollConn) SyscallConn() (syscall.RawConn, error) { return pollRaw{c}, nil }
 
 // tryWrite writes as much of b as the socket takes without waiting
