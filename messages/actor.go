@@ -59,6 +59,32 @@ type InlineStreamer interface {
 	StreamsInline() bool
 }
 
+// Suspender is what a transport that runs handlers inline may offer them
+// (see Runner): a way to wait for the client without holding a thread.
+// A handler's call to the client suspends its goroutine with Suspend
+// and is brought back by Resume once the answer, a cancellation or the
+// session's end is there; meanwhile the thread goes on serving other
+// requests, and the goroutine that reads the answer runs the handler on
+// without waking another.
+//
+// Suspend returns false, at once, when it cannot suspend the calling
+// goroutine (not the one running the handler inline): the caller then
+// blocks as usual. When it returns true the caller was resumed, or a
+// Resume was already due; it checks again what it waits for, and may
+// suspend again. Resume may be called from any goroutine, at any time,
+// more than once; a Resume with nothing suspended makes the next Suspend
+// return at once.
+type Suspender interface {
+	Suspend() bool
+	Resume()
+}
+
+// Suspending is implemented by Runners that can suspend the jobs they run
+// (Suspender): Suspender returns the one for the job running now, or nil.
+type Suspending interface {
+	Suspender() Suspender
+}
+
 // ErrStreamActive answers AttachStream for a standalone stream that already
 // has a live connection (HTTP 409).
 var ErrStreamActive = errors.New("messages: the stream already has a connection")

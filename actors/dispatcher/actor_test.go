@@ -92,7 +92,8 @@ type testActor struct {
 	cfg     actorConfig
 	mailbox chan any
 	frames  chan sentFrame
-	gone    chan struct{} // the Client's done channel; closed by leave
+	gone    context.Context // the Client's; cancelled by leave
+	leave   context.CancelFunc
 	stopped chan struct{}
 	client  *dispatcher.Client
 }
@@ -106,9 +107,9 @@ func newTestActor(tb testing.TB, cfg actorConfig) *testActor {
 		cfg:     cfg,
 		mailbox: make(chan any, 4096),
 		frames:  make(chan sentFrame, 1024),
-		gone:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
+	a.gone, a.leave = context.WithCancel(context.Background())
 	a.client = dispatcher.NewClient(a.post, a.gone, cfg.DoneErr)
 	table := dispatcher.NewTable(a.send)
 	go a.run(table)
@@ -245,10 +246,6 @@ func (a *testActor) state() tableState {
 	a.mailbox <- &readState{reply: reply}
 	return await(a.tb, reply, "the actor to report its state")
 }
-
-// leave closes the Client's done channel, as the session does when its
-// actor has gone.
-func (a *testActor) leave() { close(a.gone) }
 
 // nextFrame returns the next frame the table sent.
 func (a *testActor) nextFrame() sentFrame {

@@ -10,18 +10,22 @@ import (
 // and reaches the table only by posting messages to the owning actor.
 type Client struct {
 	post    func(Message)
-	done    <-chan struct{}
+	gone    context.Context
 	doneErr error
 }
 
 // NewClient returns a Client that posts to the actor with post, which must
-// not block (an actor send). done, when closed, means the actor is gone:
-// waiting calls then fail with doneErr (ErrClosed when nil). done may be nil.
-func NewClient(post func(Message), done <-chan struct{}, doneErr error) *Client {
+// not block (an actor send). gone, once cancelled, means the actor is gone:
+// waiting calls then fail with doneErr (ErrClosed when nil). gone may be
+// nil.
+func NewClient(post func(Message), gone context.Context, doneErr error) *Client {
 	if doneErr == nil {
 		doneErr = ErrClosed
 	}
-	return &Client{post: post, done: done, doneErr: doneErr}
+	if gone == nil {
+		gone = context.Background()
+	}
+	return &Client{post: post, gone: gone, doneErr: doneErr}
 }
 
 // Call sends method to the client and waits for the answer. It returns the
@@ -40,35 +44,72 @@ func (cl *Client) Call(ctx context.Context, method string, params any, opts ...C
 	return cl.Run(ctx, c)
 }
 
-// Run posts a prepared call and waits as Call does.
+// Run posts a prepared call and waits as Call does. A call made
+// WithSuspender waits suspended when it can (messages.Suspender): whatever
+// ends the wait resumes it.
 func (cl *Client) Run(ctx context.Context, c *Call) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if c.susp != nil {
+		stopCtx := context.AfterFunc(ctx, c.susp.Resume)
+		stopGone := context.AfterFunc(cl.gone, c.susp.Resume)
+		defer stopCtx()
+		defer stopGone()
+	}
 	cl.post(&Begin{Call: c})
+	suspend := c.susp != nil
 	for {
+		if suspend {
+			select {
+			case r := <-c.done:
+				return c.outcome(r)
+			case p := <-c.progress:
+				c.onProgress(p)
+				continue
+			case <-ctx.Done():
+				return cl.cancel(ctx, c)
+			case <-cl.gone.Done():
+				return cl.lost(c)
+			default:
+				suspend = c.susp.Suspend()
+				continue
+			}
+		}
 		select {
 		case r := <-c.done:
 			return c.outcome(r)
 		case p := <-c.progress: // nil channel without WithProgress
 			c.onProgress(p)
 		case <-ctx.Done():
-			select { // the table may have finished the call first
-			case r := <-c.done:
-				return c.outcome(r)
-			default:
-			}
-			cl.post(&Cancel{Call: c, Reason: ctx.Err().Error()})
-			return nil, ctx.Err()
-		case <-cl.done:
-			select { // the table may have finished the call first
-			case r := <-c.done:
-				return c.outcome(r)
-			default:
-			}
-			return nil, fmt.Errorf("calling %q: %w", c.Method, cl.doneErr)
+			return cl.cancel(ctx, c)
+		case <-cl.gone.Done():
+			return cl.lost(c)
 		}
 	}
+}
+
+// cancel ends a call whose caller's context ended, unless the table
+// finished it first.
+func (cl *Client) cancel(ctx context.Context, c *Call) (json.RawMessage, error) {
+	select {
+	case r := <-c.done:
+		return c.outcome(r)
+	default:
+	}
+	cl.post(&Cancel{Call: c, Reason: ctx.Err().Error()})
+	return nil, ctx.Err()
+}
+
+// lost ends a call whose actor is gone, unless the table finished it
+// first.
+func (cl *Client) lost(c *Call) (json.RawMessage, error) {
+	select {
+	case r := <-c.done:
+		return c.outcome(r)
+	default:
+	}
+	return nil, fmt.Errorf("calling %q: %w", c.Method, cl.doneErr)
 }
 
 // outcome returns what the table finished c with. The table queues every

@@ -297,7 +297,7 @@ func (a *sessionActor) close(ctx actor.Context, reason string) {
 	if a.cfg.OnClose != nil {
 		a.cfg.OnClose(a.ref) // before Done: whoever waits on it sees the session gone everywhere
 	}
-	close(a.ref.done)
+	a.ref.end()
 	if ctx != nil {
 		ctx.Stop(ctx.Self())
 	}

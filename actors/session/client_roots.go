@@ -42,7 +42,7 @@ func (s *Session) ListRoots(ctx context.Context, opts ...RootsOption) ([]*messag
 			epoch = snap.epoch
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-s.ref.done:
+		case <-s.ref.Done():
 			return nil, ErrSessionClosed
 		}
 	}

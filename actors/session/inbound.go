@@ -94,7 +94,7 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 	// and delete per request; close cancels every in-flight request itself.
 	ctx, cancel := context.WithCancel(context.Background())
 	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(sink)}
-	sess, cfg, log := a.newSession(req), a.cfg, a.log
+	sess, cfg, log := a.newSession(req, sink), a.cfg, a.log
 	// A transport that streams inline cheaply runs every request inline;
 	// otherwise the policy decides, and learns from how it went.
 	cheap := streamsInline(sink)
@@ -138,8 +138,9 @@ func (a *sessionActor) subscribe(req *messages.Message) *messages.Error {
 }
 
 // newSession builds the handle a request's handler receives.
-func (a *sessionActor) newSession(req *messages.Message) *Session {
+func (a *sessionActor) newSession(req *messages.Message, sink messages.Sink) *Session {
 	rs := &requestScope{id: req.ID, method: req.Method}
+	rs.susp, _ = sink.(messages.Suspending)
 	if bytes.Contains(req.Params, []byte(`"progressToken"`)) {
 		var p struct {
 			Meta messages.Meta `json:"_meta"`

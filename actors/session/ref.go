@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 
@@ -17,7 +18,8 @@ type Ref struct {
 	principal string
 	pid       *actor.PID
 	root      *actor.RootContext
-	done      chan struct{} // closed by the actor when the session ends
+	gone      context.Context // cancelled by the actor when the session ends
+	end       context.CancelFunc
 	client    *dispatcher.Client
 	retired   atomic.Bool // see Retire
 }
@@ -37,12 +39,12 @@ func (r *Ref) PID() *actor.PID { return r.pid }
 func (r *Ref) Send(m messages.ActorMessage) { r.post(m) }
 
 // Done is closed when the session has ended.
-func (r *Ref) Done() <-chan struct{} { return r.done }
+func (r *Ref) Done() <-chan struct{} { return r.gone.Done() }
 
 // Closed reports whether the session has ended.
 func (r *Ref) Closed() bool {
 	select {
-	case <-r.done:
+	case <-r.gone.Done():
 		return true
 	default:
 		return false
@@ -79,8 +81,9 @@ type SpawnOptions struct {
 // answers initialize and ping until initialized. Frames not tied to a
 // request go to the stream attached with messages.AttachStream.
 func Spawn(root *actor.RootContext, id string, cfg *Config, opts SpawnOptions) (*Ref, error) {
-	r := &Ref{id: id, principal: opts.Principal, root: root, done: make(chan struct{})}
-	r.client = dispatcher.NewClient(func(m dispatcher.Message) { r.post(m) }, r.done, ErrSessionClosed)
+	r := &Ref{id: id, principal: opts.Principal, root: root}
+	r.gone, r.end = context.WithCancel(context.Background())
+	r.client = dispatcher.NewClient(func(m dispatcher.Message) { r.post(m) }, r.gone, ErrSessionClosed)
 	var popts []actor.PropsOption
 	if cfg.Dispatcher != nil {
 		popts = append(popts, actor.WithDispatcher(cfg.Dispatcher))

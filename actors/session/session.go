@@ -27,6 +27,7 @@ type requestScope struct {
 	method   string
 	token    messages.ID
 	hasToken bool
+	susp     messages.Suspending // the transport's, when it runs handlers inline
 
 	mu       sync.Mutex // guards last and reported: handlers may report from several goroutines
 	last     float64
@@ -159,6 +160,11 @@ func (s *Session) call(ctx context.Context, method string, params any, opts ...d
 		return nil, fmt.Errorf("calling %q: %w", method, ErrSessionClosed)
 	}
 	opts = append(opts, dispatcher.WithRoute(s.route()))
+	if s.req != nil && s.req.susp != nil {
+		if sp := s.req.susp.Suspender(); sp != nil {
+			opts = append(opts, dispatcher.WithSuspender(sp))
+		}
+	}
 	s.emit()
 	return s.ref.client.Call(ctx, method, params, opts...)
 }
@@ -215,7 +221,7 @@ func (s *Session) dataOp(ctx context.Context, op *dataOp) (dataReply, error) {
 		return r, r.err
 	case <-ctx.Done():
 		return dataReply{}, ctx.Err()
-	case <-s.ref.done:
+	case <-s.ref.Done():
 		return dataReply{}, ErrSessionClosed
 	}
 }

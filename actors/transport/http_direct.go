@@ -24,9 +24,6 @@ type tryWriter interface {
 	tryWrite(b []byte) (int, error)
 }
 
-// yielder is told when the goroutine writing a stream is about to wait.
-type yielder interface{ yield() }
-
 // directStream writes the event stream of a request whose handler runs on
 // the goroutine serving its HTTP request (messages.Runner), straight from
 // the goroutine that delivers each frame: usually the handler's own, as
@@ -58,10 +55,6 @@ type directStream struct {
 	failed   bool // a write failed: the connection is dead
 	wake     chan struct{}
 	done     chan struct{} // closed once ended and written, or failed
-	// yield, when set, is told at the first frame that is not the answer:
-	// the handler is about to wait for its client, or to go on streaming
-	// (see LoopServer).
-	yield yielder
 }
 
 // newDirectStream returns a stream for the socket sock, or nil when sock
@@ -134,9 +127,6 @@ func (d *directStream) deliver(f messages.Frame) bool {
 	b = appendBody(b, events, true, f.End)
 	if f.End {
 		d.ended = true
-	} else if d.yield != nil {
-		d.yield.yield()
-		d.yield = nil
 	}
 	if d.obs != nil {
 		d.obs.StreamEvent(false)

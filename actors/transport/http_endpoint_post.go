@@ -156,7 +156,7 @@ func (e *endpoint) runInline(x exchange, ref *session.Ref, sink *httpSink, job f
 	var finish func()
 	ctx := x.context()
 	if sink.cheap {
-		sink.beginInline(nil, x)
+		sink.beginInline(nil, x, x.suspender())
 		finish = func() { x.finishDirect(sink.directStream()) }
 	} else {
 		sink.beginInline(func() {
@@ -167,7 +167,7 @@ func (e *endpoint) runInline(x exchange, ref *session.Ref, sink *httpSink, job f
 				},
 				failed: func() { ref.Send(&messages.DetachStream{Sink: sink}) },
 			})
-		}, nil)
+		}, nil, x.suspender())
 	}
 	direct := job()
 	if sink.endInline() { // finish was set under the sink's lock, before

@@ -44,6 +44,9 @@ type exchange interface {
 	canStreamDirect() bool
 	directStarter
 	finishDirect(d *directStream)
+	// suspender is what suspends a handler running inline on the serving
+	// goroutine while it waits for its client, or nil (messages.Suspender).
+	suspender() messages.Suspender
 	// canHijack reports whether hijack can hand the connection over (not
 	// on HTTP/2).
 	canHijack() bool

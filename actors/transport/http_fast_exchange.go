@@ -233,6 +233,9 @@ func (x *fastExchange) finishDirect(d *directStream) {
 
 // canHijack: every connection FastServer serves is an endConn, which can
 // hand its socket over.
+// suspender: handlers wait as usual.
+func (x *fastExchange) suspender() messages.Suspender { return nil }
+
 func (x *fastExchange) canHijack() bool {
 	_, ok := x.ctx.Conn().(*endConn)
 	return ok

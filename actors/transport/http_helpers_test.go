@@ -169,6 +169,7 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 //
 //   - "gate" waits until f.gate releases it ("opened") or its ctx ends;
 //   - "ask" elicits a name from the client and answers "name=<name>";
+//   - "ask-aside" does the same from a goroutine of its own;
 //   - "steps" reports progress 1 of 3, waits for f.stepsGate, reports 2
 //     and 3, and answers "stepped";
 //   - "flood" reports progress floodCount times with a message of
@@ -195,6 +196,21 @@ func (f *httpFixture) addTools(t *testing.T) {
 			_, err := s.Elicit(ctx, "name?", &answer)
 			f.askErr <- err
 			if err != nil {
+				return nil, err
+			}
+			return text("name=" + answer.Name), nil
+		}))
+	require.NoError(t, f.srv.AddTool(&messages.Tool{Name: "ask-aside"},
+		func(ctx context.Context, s *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+			var answer struct {
+				Name string `json:"name"`
+			}
+			asked := make(chan error, 1)
+			go func() {
+				_, err := s.Elicit(ctx, "name?", &answer)
+				asked <- err
+			}()
+			if err := <-asked; err != nil {
 				return nil, err
 			}
 			return text("name=" + answer.Name), nil

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcp-actors/mcp-actors/messages"
 )
 
 // loopExchange is an exchange on a LoopServer's connection. Answers are
@@ -15,7 +17,7 @@ import (
 type loopExchange struct {
 	s        *LoopServer
 	c        *pollConn
-	r        *runner // the runner serving it, or nil
+	t        *task // the task serving it, or nil
 	req      *httpRequest
 	raw      []byte    // the whole request as received
 	hdr      []byte    // header lines set by setHeader
@@ -205,15 +207,18 @@ func (x *loopExchange) writeStream(src *eventSource) {
 // canStreamDirect: a directStream's body is chunked.
 func (x *loopExchange) canStreamDirect() bool { return x.req.http11 }
 
-// newDirect returns a stream written straight onto the connection. When
-// the handler sends something before its answer, it is about to wait, so
-// the loop goes on on another runner.
+// newDirect returns a stream written straight onto the connection.
 func (x *loopExchange) newDirect() *directStream {
-	d := newDirectStream(x.c, &x.s.ep.opts, x.s.ep.retry)
-	if d != nil && x.r != nil {
-		d.yield = x.r
+	return newDirectStream(x.c, &x.s.ep.opts, x.s.ep.retry)
+}
+
+// suspender is the task serving x, which a handler waiting for its client
+// suspends (see task).
+func (x *loopExchange) suspender() messages.Suspender {
+	if x.t == nil {
+		return nil
 	}
-	return d
+	return x.t
 }
 
 // finishDirect waits for the direct stream to be written.

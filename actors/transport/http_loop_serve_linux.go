@@ -13,8 +13,9 @@ import (
 var continueHead = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
 // serveConn serves c's whole requests one after the other on this
-// goroutine: r, the active runner, or nil for any other goroutine.
-func (s *LoopServer) serveConn(c *pollConn, r *runner) {
+// goroutine: t's, the task a runner drives, or nil for any other
+// goroutine.
+func (s *LoopServer) serveConn(c *pollConn, t *task) {
 	for {
 		c.mu.Lock()
 		if c.closed || c.busy {
@@ -49,10 +50,8 @@ func (s *LoopServer) serveConn(c *pollConn, r *runner) {
 		raw := c.in[:n]
 		c.mu.Unlock()
 
-		x := &loopExchange{s: s, c: c, r: r, req: &c.req, raw: raw, keep: c.req.keepAlive}
-		r.begin()
+		x := &loopExchange{s: s, c: c, t: t, req: &c.req, raw: raw, keep: c.req.keepAlive}
 		s.exchange(x)
-		r.end()
 		if x.deferred || !s.release(c, x.keep) {
 			return
 		}

@@ -29,8 +29,9 @@ type httpSink struct {
 	noRun    bool // refuse jobs (a batch: its requests run side by side)
 	inline   bool
 	aside    func()
-	starter  directStarter // instead of aside: frames are written as delivered
-	direct   *directStream // started by starter at the first frame
+	starter  directStarter      // instead of aside: frames are written as delivered
+	susp     messages.Suspender // suspends the job, while it runs inline (may be nil)
+	direct   *directStream      // started by starter at the first frame
 	streamed bool
 	// cheap: the transport streams a job's frames without a goroutine
 	// (messages.InlineStreamer).
@@ -76,10 +77,17 @@ type directStarter interface {
 // beginInline says the waiting goroutine now runs the job; a frame
 // delivered until endInline calls aside (once), or, with starter, starts
 // a directStream that writes it and the stream's later frames.
-func (s *httpSink) beginInline(aside func(), starter directStarter) {
+func (s *httpSink) beginInline(aside func(), starter directStarter, susp messages.Suspender) {
 	s.mu.Lock()
-	s.inline, s.aside, s.starter = true, aside, starter
+	s.inline, s.aside, s.starter, s.susp = true, aside, starter, susp
 	s.mu.Unlock()
+}
+
+// Suspender implements messages.Suspending.
+func (s *httpSink) Suspender() messages.Suspender {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.susp
 }
 
 // directStream returns the stream the first frame started, if any.
@@ -95,6 +103,7 @@ func (s *httpSink) directStream() *directStream {
 func (s *httpSink) endInline() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.susp = nil
 	if !s.streamed {
 		s.inline, s.aside, s.starter = false, nil, nil
 	}

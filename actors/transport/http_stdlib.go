@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/mcp-actors/mcp-actors/messages"
 )
 
 // HTTPHandler serves the Streamable HTTP transport as a net/http Handler, to
@@ -123,6 +125,9 @@ func (x *stdExchange) streamAside(src *eventSource) func() {
 func (x *stdExchange) canStreamDirect() bool      { return false }
 func (x *stdExchange) newDirect() *directStream   { return nil }
 func (x *stdExchange) finishDirect(*directStream) {}
+
+// suspender: handlers wait as usual.
+func (x *stdExchange) suspender() messages.Suspender { return nil }
 
 func (x *stdExchange) canHijack() bool { return x.r.ProtoMajor == 1 }
 

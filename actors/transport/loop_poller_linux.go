@@ -16,22 +16,28 @@ import (
 // which is most of what serving a small request costs on Go's own
 // network poller.
 //
-// A request that would keep the runner waiting hands the loop to a new
-// runner: at once when its handler sends something other than its answer
-// (it is about to wait for its client, or to stream: directStream.yield),
-// and otherwise when it has run for stallAfter (a watchdog timer). The old
-// runner finishes the events it holds and ends.
+// Each connection's requests are served in a task (a coroutine the runner
+// drives on its own thread, see task). A handler that waits for its
+// client suspends its task: the runner goes on with the loop, and whoever
+// reads the answer resumes the task (ready, runReady). A request that
+// keeps the runner any other way (a handler that sleeps, computes, or
+// waits from another goroutine) hands the loop to a new runner once it
+// has run for stallAfter (a watchdog timer). The old runner finishes the
+// events it holds and waits as a spare.
 //
-//	runner ─epoll_wait─▶ read ─▶ whole request? ─▶ endpoint (handler inline)
-//	   handler waits ──handoff──▶ new runner ─epoll_wait─▶ …
+//	runner ─epoll_wait─▶ read ─▶ whole request? ─▶ task: endpoint (handler inline)
+//	   handler waits for its client ──suspend──▶ runner ─epoll_wait─▶ …
+//	   answer read ─▶ resume ─▶ the task goes on, on that runner's thread
+//	   handler stalls ──handoff (stallAfter)──▶ new runner ─epoll_wait─▶ …
 type poller struct {
-	epfd   int
-	wakeFD int // an eventfd that wakes the runner to stop
-	laddr  net.Addr
-	serve  func(c *pollConn, r *runner) // serves c's whole requests
-	sweep  func(p *poller, now int64)   // timeouts, every tick
-	tick   time.Duration
-	bound  int // input held per connection
+	epfd     int
+	wakeFD   int // an eventfd that wakes the runner to stop
+	resumeFD int // an eventfd that wakes the runner for resumed tasks
+	laddr    net.Addr
+	serve    func(c *pollConn, t *task) // serves c's whole requests, in t
+	sweep    func(p *poller, now int64) // timeouts, every tick
+	tick     time.Duration
+	bound    int // input held per connection
 
 	mu    sync.Mutex
 	lfd   int // the listening socket; -1 once no longer accepting
@@ -47,8 +53,10 @@ type poller struct {
 	waiting  atomic.Int32  // runners in wait
 	left     chan struct{} // the last runner left wait once stopping
 	idle     chan struct{}
-	spares   chan *runner  // runners waiting to be made active again
-	spareLow atomic.Int32  // the fewest spares waiting since the last trim
+	spares   chan *runner // runners waiting to be made active again
+	spareLow atomic.Int32 // the fewest spares waiting since the last trim
+	tasks    taskSet
+	sleeping atomic.Bool   // the active runner waits for events: ready wakes it
 	done     chan struct{} // closed by stop
 }
 
@@ -62,9 +70,15 @@ func newPoller(lfd int, laddr net.Addr, tick time.Duration, bound int) (*poller,
 		_ = syscall.Close(epfd)
 		return nil, errno
 	}
-	p := &poller{epfd: epfd, wakeFD: int(wfd), laddr: laddr, tick: tick, bound: bound, lfd: lfd,
+	rfd, _, errno := syscall.Syscall(syscall.SYS_EVENTFD2, 0, syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if errno != 0 {
+		_ = syscall.Close(int(wfd))
+		_ = syscall.Close(epfd)
+		return nil, errno
+	}
+	p := &poller{epfd: epfd, wakeFD: int(wfd), resumeFD: int(rfd), laddr: laddr, tick: tick, bound: bound, lfd: lfd,
 		idle: make(chan struct{}, 1), left: make(chan struct{}, 1), spares: make(chan *runner, maxSpares), done: make(chan struct{})}
-	for _, fd := range []int{p.wakeFD, lfd} {
+	for _, fd := range []int{p.wakeFD, p.resumeFD, lfd} {
 		// The wake descriptor is level-triggered and never drained: once
 		// stop writes it, every epoll_wait returns at once.
 		events := uint32(syscall.EPOLLIN)
@@ -74,6 +88,7 @@ func newPoller(lfd int, laddr net.Addr, tick time.Duration, bound int) (*poller,
 		ev := syscall.EpollEvent{Events: events, Fd: int32(fd)}
 		if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
 			_ = syscall.Close(p.wakeFD)
+			_ = syscall.Close(p.resumeFD)
 			_ = syscall.Close(epfd)
 			return nil, err
 		}
@@ -110,7 +125,12 @@ func (p *poller) wait(events []syscall.EpollEvent, ms int) (int, error) {
 
 // event handles readiness of fd.
 func (p *poller) event(fd int32, r *runner) {
-	if int(fd) == p.wakeFD { // stopping
+	switch int(fd) {
+	case p.wakeFD: // stopping
+		return
+	case p.resumeFD: // tasks were resumed (runReady takes them)
+		var b [8]byte
+		_, _ = syscall.Read(p.resumeFD, b[:])
 		return
 	}
 	c, listener := p.lookup(int(fd))
@@ -126,7 +146,7 @@ func (p *poller) event(fd int32, r *runner) {
 		gone()
 	}
 	if free {
-		p.serve(c, r)
+		r.serveTask(c)
 	}
 }
 
@@ -195,6 +215,7 @@ func (p *poller) sweepIfDue() int64 {
 			p.sweep(p, now)
 		}
 		p.trimSpares()
+		p.trimTasks()
 	}
 	return now
 }
@@ -230,6 +251,7 @@ func (p *poller) stop() {
 	p.stopAccepting()
 	p.stopping.Store(true)
 	close(p.done)
+	p.closeTasks()
 	one := [8]byte{1}
 	_, _ = syscall.Write(p.wakeFD, one[:])
 }
@@ -241,6 +263,7 @@ func (p *poller) release() {
 		<-p.left // each returns at once: the wake descriptor is ready
 	}
 	_ = syscall.Close(p.wakeFD)
+	_ = syscall.Close(p.resumeFD)
 	_ = syscall.Close(p.epfd)
 }
 

@@ -12,7 +12,7 @@ import (
 // goroutine takes over waiting for input (see poller).
 const stallAfter = time.Millisecond
 
-// Spare runners: a runner whose handler waited comes back as a spare, its
+// Spare runners: a runner whose request stalled comes back as a spare, its
 // grown stack ready for the next handoff (a new goroutine starts on 2 KiB
 // and grows its stack four times on the way to a handler). Up to maxSpares
 // wait; spares a whole sweep interval did not need are let go, a quarter
@@ -33,7 +33,8 @@ type runner struct {
 	timer  *time.Timer
 	own    *batch // what its epoll_wait returns, while it is active
 	wake   chan struct{}
-	quit   bool // set by trimSpares before it wakes a spare to end it
+	quit   bool    // set by trimSpares before it wakes a spare to end it
+	taken  []*task // runReady's: the resumed tasks it drives
 
 	mu    sync.Mutex
 	queue []*batch // the batches it serves events of: inherited ones, then its own
@@ -117,10 +118,6 @@ func (p *poller) handoff(r *runner) {
 		p.park(next)
 	}
 }
-
-// yield hands the loop on: the request r serves is about to wait
-// (yielder, for directStream).
-func (r *runner) yield() { r.p.handoff(r) }
 
 // loop runs r whenever it is made active; between times it waits as a
 // spare, keeping its grown stack for the next handoff.
@@ -238,7 +235,14 @@ func (r *runner) run() {
 		if p.active.Load() != r || p.stopping.Load() {
 			break
 		}
+		p.sleeping.Store(true)
+		if p.tasks.queued.Load() > 0 {
+			p.sleeping.Store(false)
+			r.runReady()
+			continue
+		}
 		n, err := p.wait(r.own.events, ms)
+		p.sleeping.Store(false)
 		if err != nil {
 			break // the epoll set is gone: the server stopped
 		}
@@ -268,6 +272,7 @@ func (r *runner) serveQueue() {
 		r.mu.Unlock()
 		for fd, ok := b.claim(); ok; fd, ok = b.claim() {
 			r.p.event(fd, r)
+			r.runReady()
 		}
 		r.mu.Lock()
 		if len(r.queue) > 0 && r.queue[0] == b {

@@ -1,8 +1,6 @@
 package transport
 
 import (
-	"net"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,19 +12,7 @@ import (
 // need are let go a quarter at a time down to keepSpares, that a spare
 // taken meanwhile protects the rest, and that the ones let go end.
 func TestPollerTrimsUnusedSpares(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	raw, err := ln.(*net.TCPListener).SyscallConn()
-	require.NoError(t, err)
-	var lfd int
-	require.NoError(t, raw.Control(func(fd uintptr) { lfd = int(fd) }))
-	p, err := newPoller(lfd, ln.Addr(), time.Second, 1<<16)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = syscall.Close(p.wakeFD)
-		_ = syscall.Close(p.epfd)
-	})
+	p := newTestPoller(t, nil)
 
 	const n = 40
 	ended := make(chan bool, n)
