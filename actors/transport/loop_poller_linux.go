@@ -22,7 +22,7 @@ import (
 // reads the answer resumes the task (ready, runReady). A request that
 // keeps the runner any other way (a handler that sleeps, computes, or
 // waits from another goroutine) hands the loop to a new runner once it
-// has run for stallAfter (a watchdog timer). The old runner finishes the
+// has run for stallAfter (a watchdog). The old runner finishes the
 // events it holds and waits as a spare.
 //
 //	runner ─epoll_wait─▶ read ─▶ whole request? ─▶ task: endpoint (handler inline)
@@ -56,6 +56,7 @@ type poller struct {
 	spares   chan *runner // runners waiting to be made active again
 	spareLow atomic.Int32 // the fewest spares waiting since the last trim
 	tasks    taskSet
+	watch    *watchdog
 	sleeping atomic.Bool   // the active runner waits for events: ready wakes it
 	done     chan struct{} // closed by stop
 }
@@ -87,11 +88,13 @@ func newPoller(lfd int, laddr net.Addr, tick time.Duration, bound int) (*poller,
 		}
 		ev := syscall.EpollEvent{Events: events, Fd: int32(fd)}
 		if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
-			_ = syscall.Close(p.wakeFD)
-			_ = syscall.Close(p.resumeFD)
-			_ = syscall.Close(epfd)
+			p.closeFDs()
 			return nil, err
 		}
+	}
+	if p.watch, err = newWatchdog(p); err != nil {
+		p.closeFDs()
+		return nil, err
 	}
 	return p, nil
 }
@@ -262,9 +265,15 @@ func (p *poller) release() {
 	for p.waiting.Load() > 0 {
 		<-p.left // each returns at once: the wake descriptor is ready
 	}
-	_ = syscall.Close(p.wakeFD)
-	_ = syscall.Close(p.resumeFD)
-	_ = syscall.Close(p.epfd)
+	p.watch.stop()
+	p.closeFDs()
+}
+
+// closeFDs closes the poller's own descriptors.
+func (p *poller) closeFDs() {
+	for _, fd := range []int{p.wakeFD, p.resumeFD, p.epfd} {
+		_ = syscall.Close(fd)
+	}
 }
 
 func sockaddrAddr(sa syscall.Sockaddr) net.Addr {

@@ -9,7 +9,8 @@ import (
 )
 
 // stallAfter is how long a request may keep the runner before another
-// goroutine takes over waiting for input (see poller).
+// goroutine takes over waiting for input (see poller); the watchdog
+// looks every watchEvery.
 const stallAfter = time.Millisecond
 
 // Spare runners: a runner whose request stalled comes back as a spare, its
@@ -28,10 +29,8 @@ type runner struct {
 	p      *poller
 	seq    atomic.Uint64 // odd while a request is served inline
 	since  atomic.Int64  // when the request being served began (nanotime)
-	armed  atomic.Bool   // the watchdog timer is set
 	passed int64         // when it last passed through the scheduler (nanotime)
-	timer  *time.Timer
-	own    *batch // what its epoll_wait returns, while it is active
+	own    *batch        // what its epoll_wait returns, while it is active
 	wake   chan struct{}
 	quit   bool    // set by trimSpares before it wakes a spare to end it
 	taken  []*task // runReady's: the resumed tasks it drives
@@ -61,16 +60,14 @@ func (b *batch) claim() (fd int32, ok bool) {
 }
 
 func (p *poller) newRunner() *runner {
-	r := &runner{p: p, own: newBatch(), wake: make(chan struct{}, 1)}
-	r.timer = time.AfterFunc(time.Hour, r.watch)
-	r.timer.Stop()
-	return r
+	return &runner{p: p, own: newBatch(), wake: make(chan struct{}, 1)}
 }
 
 // start makes a first runner active; it runs until stop.
 func (p *poller) start() {
 	r := p.newRunner()
 	p.active.Store(r)
+	p.watch.start()
 	go r.loop()
 }
 
@@ -103,12 +100,6 @@ func (p *poller) handoff(r *runner) {
 	next.mu.Unlock()
 	swapped := p.active.CompareAndSwap(r, next)
 	r.mu.Unlock()
-	if swapped && r.timer.Stop() {
-		// r's request may go on for long (a handler waiting for its
-		// client): its watchdog has nothing left to hand over, and
-		// firing would cost a goroutine.
-		r.armed.Store(false)
-	}
 	switch {
 	case swapped && spare:
 		next.wake <- struct{}{}
@@ -183,47 +174,18 @@ func (p *poller) park(r *runner) bool {
 	}
 }
 
-// begin and end bracket a request served inline, for the watchdog. The
-// watchdog's timer is not set and stopped around every request (each
-// change of a timer costs a lock and, often, a wake-up of the thread Go's
-// runtime keeps waiting for timers): begin sets it when it is not set, and
-// it sets itself again for as long as requests are being served.
+// begin and end bracket a request served inline, for the watchdog.
 func (r *runner) begin() {
 	if r != nil {
 		r.since.Store(nanotime())
 		r.seq.Add(1)
-		if !r.armed.Load() && r.armed.CompareAndSwap(false, true) {
-			r.timer.Reset(stallAfter)
-		}
+		r.p.watch.wake()
 	}
 }
 
 func (r *runner) end() {
 	if r != nil {
 		r.seq.Add(1)
-	}
-}
-
-// watch runs when the watchdog's timer fires: a request that has run for
-// stallAfter hands the loop over; one that began since gets the rest of
-// its time; with none being served the timer rests until the next begin.
-func (r *runner) watch() {
-	for {
-		if r.seq.Load()%2 == 1 {
-			ran := time.Duration(nanotime() - r.since.Load())
-			if ran < stallAfter {
-				r.timer.Reset(stallAfter - ran)
-				return
-			}
-			r.armed.Store(false)
-			r.p.handoff(r)
-			return
-		}
-		r.armed.Store(false)
-		// A request that began before armed was cleared set no timer.
-		if r.seq.Load()%2 == 0 || !r.armed.CompareAndSwap(false, true) {
-			return
-		}
 	}
 }
 
@@ -256,8 +218,6 @@ func (r *runner) run() {
 			r.passScheduler(p.sweepIfDue())
 		}
 	}
-	r.timer.Stop()
-	r.armed.Store(false)
 }
 
 // serveQueue serves the events of the runner's batches.

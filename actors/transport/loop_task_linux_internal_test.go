@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,9 +29,8 @@ func newTestPoller(t *testing.T, serve func(c *pollConn, tk *task)) *poller {
 	p.serve = serve
 	t.Cleanup(func() {
 		p.closeTasks()
-		for _, fd := range []int{p.wakeFD, p.resumeFD, p.epfd} {
-			_ = syscall.Close(fd)
-		}
+		p.watch.stop()
+		p.closeFDs()
 	})
 	return p
 }
@@ -170,4 +168,37 @@ func TestPollerTrimsIdleTasks(t *testing.T) {
 		p.trimTasks()
 	}
 	assert.Len(t, p.tasks.idle, keepSpares)
+}
+
+// TestWatchdogTicksWhileBusy checks that a request starts the watchdog's
+// ticks, that a tick finding the active runner serving one request for
+// stallAfter hands the loop over, that one finding a shorter request
+// leaves it be, and that one finding the runner idle stops the ticks.
+func TestWatchdogTicksWhileBusy(t *testing.T) {
+	p := newTestPoller(t, nil)
+	r := p.newRunner()
+	p.active.Store(r)
+	t.Cleanup(func() { // the runner the handoff starts leaves
+		p.stop()
+		for p.waiting.Load() > 0 {
+			<-p.left
+		}
+	})
+
+	r.begin()
+	assert.True(t, p.watch.on.Load(), "a request starts the ticks")
+	p.watch.tick()
+	assert.Same(t, r, p.active.Load(), "a request younger than stallAfter is left be")
+
+	r.since.Store(nanotime() - int64(stallAfter))
+	p.watch.tick()
+	assert.NotSame(t, r, p.active.Load(), "a request that ran for stallAfter has the loop handed over")
+	r.end()
+
+	next := p.active.Load()
+	p.watch.tick()
+	assert.False(t, p.watch.on.Load(), "an idle runner stops the ticks")
+	next.begin()
+	assert.True(t, p.watch.on.Load())
+	next.end()
 }
