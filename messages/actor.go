@@ -85,6 +85,15 @@ type Suspending interface {
 	Suspender() Suspender
 }
 
+// StallReporter is implemented by Runners whose transport notices a job
+// that holds its goroutine too long (it blocks in a way Suspender cannot
+// suspend, or computes): Stalled, called by the job when it is done,
+// reports whether it did. The session then runs that handler elsewhere
+// from then on (see session.InlinePolicy).
+type StallReporter interface {
+	Stalled() bool
+}
+
 // ErrStreamActive answers AttachStream for a standalone stream that already
 // has a live connection (HTTP 409).
 var ErrStreamActive = errors.New("messages: the stream already has a connection")

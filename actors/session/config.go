@@ -87,7 +87,8 @@ type Config struct {
 	// Go runs handlers off the mailbox (nil: a new goroutine each).
 	Go func(func())
 	// Inline, when set, says which requests may run on the transport's own
-	// goroutine (see messages.Runner) and learns which ones send frames.
+	// goroutine (see messages.Runner) and learns which ones send frames or
+	// hold that goroutine too long.
 	Inline InlinePolicy
 	// Dispatcher processes the sessions' mailboxes (nil: protoactor's
 	// default, a new goroutine per mailbox run).
@@ -145,12 +146,20 @@ type Observer interface {
 // InlinePolicy decides which requests run their handler on the transport's
 // goroutine when the transport offers it (messages.Runner). Running there
 // saves two goroutine hand-overs; a handler that sends frames before its
-// answer (progress, logs, server-to-client requests) costs the transport a
-// second goroutine instead, so the policy learns which handlers do.
+// answer (progress, logs, server-to-client requests) costs a transport
+// that cannot stream from there (not a messages.InlineStreamer) a second
+// goroutine instead, and a handler that holds the transport's goroutine
+// (it blocks, or computes for long: messages.StallReporter) keeps the
+// transport from serving others. The policy learns which handlers do.
 type InlinePolicy interface {
 	// Inline reports whether req's handler should run on the transport's
-	// goroutine.
-	Inline(req *messages.Message) bool
+	// goroutine; streams says whether the transport streams from there
+	// cheaply.
+	Inline(req *messages.Message, streams bool) bool
 	// Streamed is told that req's handler sent frames while it ran there.
 	Streamed(req *messages.Message)
+	// Ran is told, after req's handler ran there on a transport that
+	// notices stalls (messages.StallReporter), whether it held the
+	// transport's goroutine too long.
+	Ran(req *messages.Message, stalled bool)
 }

@@ -98,8 +98,14 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 	// A transport that streams inline cheaply runs every request inline;
 	// otherwise the policy decides, and learns from how it went.
 	cheap := streamsInline(sink)
-	if r, ok := sink.(messages.Runner); ok && cfg.Inline != nil && (cheap || cfg.Inline.Inline(req)) &&
-		r.Run(func() []byte { return serve(ctx, cfg, sess, req, log, true, !cheap) }) {
+	if r, ok := sink.(messages.Runner); ok && cfg.Inline != nil && cfg.Inline.Inline(req, cheap) &&
+		r.Run(func() []byte {
+			out := serve(ctx, cfg, sess, req, log, true, !cheap)
+			if sr, ok := sink.(messages.StallReporter); ok {
+				cfg.Inline.Ran(req, sr.Stalled())
+			}
+			return out
+		}) {
 		return
 	}
 	job := func() { serve(ctx, cfg, sess, req, log, false, false) }

@@ -32,7 +32,7 @@ func (e *endpoint) get(x exchange, principal string) {
 		}
 		return
 	}
-	sink := newHTTPSink(e.opts.StreamQueue)
+	sink := e.newSink(x)
 	if e.attachOrFail(x, ref, sink) {
 		e.streamInline(x, ref, sink)
 	}

@@ -49,7 +49,7 @@ func (e *endpoint) post(x exchange, principal string) {
 	}
 	switch msg.Kind() {
 	case messages.KindRequest:
-		sink := newHTTPSink(e.opts.StreamQueue)
+		sink := e.newSink(x)
 		sink.cheap = x.canStreamDirect()
 		ref.Send(&messages.HandleRequest{Msg: msg, Sink: sink})
 		e.respond(x, ref, sink)
@@ -80,7 +80,7 @@ func (e *endpoint) initialize(x exchange, principal string, msg *messages.Messag
 		e.fail(x, 503, "service unavailable: cannot start a session")
 		return
 	}
-	sink := newHTTPSink(e.opts.StreamQueue)
+	sink := e.newSink(x)
 	ref.Send(&messages.HandleRequest{Msg: msg, Sink: sink})
 	frames, _, ok := sink.wait(x.context())
 	if !ok || len(frames) == 0 {
@@ -142,6 +142,14 @@ func (e *endpoint) respond(x exchange, ref *session.Ref, sink *httpSink) {
 		},
 		failed: func() { ref.Send(&messages.DetachStream{Sink: sink}) },
 	})
+}
+
+// newSink returns a sink for a request of x's; the goroutine serving x
+// waits on it suspended when it can (exchange.suspender).
+func (e *endpoint) newSink(x exchange) *httpSink {
+	s := newHTTPSink(e.opts.StreamQueue)
+	s.waiter = x.suspender()
+	return s
 }
 
 // runInline runs a request's handler on this goroutine (messages.Runner).

@@ -16,6 +16,9 @@ import (
 type httpSink struct {
 	max  int
 	wake chan struct{} // capacity 1: "there is something to look at"
+	// waiter, when set, suspends the goroutine waiting on the sink (a
+	// LoopServer task), which signal resumes.
+	waiter messages.Suspender
 
 	mu     sync.Mutex
 	queue  []messages.Frame
@@ -81,6 +84,16 @@ func (s *httpSink) beginInline(aside func(), starter directStarter, susp message
 	s.mu.Lock()
 	s.inline, s.aside, s.starter, s.susp = true, aside, starter, susp
 	s.mu.Unlock()
+	s.Stalled() // from now on, stalls are the job's
+}
+
+// staller is a waiter that tells whether it held its thread too long.
+type staller interface{ takeStall() bool }
+
+// Stalled implements messages.StallReporter.
+func (s *httpSink) Stalled() bool {
+	st, ok := s.waiter.(staller)
+	return ok && st.takeStall()
 }
 
 // Suspender implements messages.Suspending.
@@ -168,6 +181,9 @@ func (s *httpSink) signal() {
 	case s.wake <- struct{}{}:
 	default:
 	}
+	if s.waiter != nil {
+		s.waiter.Resume()
+	}
 }
 
 // take returns the frames queued so far and whether the sink is closed.
@@ -192,6 +208,13 @@ func (s *httpSink) wait(ctx context.Context) (frames []messages.Frame, closed, o
 // next waits for a job (withJob), a batch or the sink's closing, or until
 // ctx ends (then ok is false).
 func (s *httpSink) next(ctx context.Context, withJob bool) (job func() []byte, frames []messages.Frame, closed, ok bool) {
+	suspend := s.waiter != nil
+	var stop func() bool
+	defer func() {
+		if stop != nil {
+			stop()
+		}
+	}()
 	for {
 		if withJob {
 			if job = s.takeJob(); job != nil {
@@ -200,6 +223,20 @@ func (s *httpSink) next(ctx context.Context, withJob bool) (job func() []byte, f
 		}
 		if frames, closed = s.take(); len(frames) > 0 || closed {
 			return nil, frames, closed, true
+		}
+		if suspend {
+			select {
+			case <-s.wake:
+				continue
+			case <-ctx.Done():
+				return nil, nil, false, false
+			default:
+			}
+			if stop == nil {
+				stop = context.AfterFunc(ctx, s.waiter.Resume)
+			}
+			suspend = s.waiter.Suspend()
+			continue
 		}
 		select {
 		case <-s.wake:

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -74,4 +75,50 @@ func TestLoopHandlerWaitsSuspended(t *testing.T) {
 		answer(el, "bob")
 		assert.Equal(t, "name=bob", response(s, id))
 	})
+}
+
+// TestLoopStallingHandlerRunsOffTheLoop checks that a handler that holds
+// the loop (it blocks in a way its task cannot suspend) has the loop
+// handed over, so that other sessions are served, and that from then on
+// it runs off the loop: its request waits suspended for the answer. (Any
+// hold counts here: how long one must last is TestTaskHoldLearnt's.)
+func TestLoopStallingHandlerRunsOffTheLoop(t *testing.T) {
+	if testEngine != "loop" {
+		t.Skip("LoopServer only")
+	}
+	t.Cleanup(transport.SetLearnAfter(0))
+	f := newHTTPFixture(t, nil)
+	ls := f.h.(*transport.LoopServer)
+	holding, release := make(chan struct{}, 1), make(chan struct{})
+	require.NoError(t, f.srv.AddTool(&messages.Tool{Name: "hold"},
+		func(ctx context.Context, _ *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+			holding <- struct{}{}
+			select {
+			case <-release:
+				return text("held"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}))
+	a, b := f.client(t), f.client(t)
+	a.initialize(messages.LatestVersion, messages.ClientCapabilities{})
+	b.initialize(messages.LatestVersion, messages.ClientCapabilities{})
+	hold := func() {
+		t.Helper()
+		body, id := a.request(messages.MethodCallTool, toolParams("hold", nil, nil))
+		p := a.openAsync(http.MethodPost, body, nil)
+		recv(t, holding, "hold to run")
+		assert.Nil(t, b.call(messages.MethodPing, nil).Error, "another session is served meanwhile")
+		release <- struct{}{}
+		r := p.read()
+		require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+		assert.Equal(t, "held", resultText(t, r.response(t, id)))
+	}
+
+	hold()
+	assert.Positive(t, transport.Handoffs(ls), "the watchdog took the loop from the held handler")
+
+	before := transport.Suspensions(ls)
+	hold()
+	assert.Greater(t, transport.Suspensions(ls), before, "the handler ran off the loop: its request waited suspended")
 }

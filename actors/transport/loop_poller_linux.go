@@ -55,6 +55,7 @@ type poller struct {
 	idle     chan struct{}
 	spares   chan *runner // runners waiting to be made active again
 	spareLow atomic.Int32 // the fewest spares waiting since the last trim
+	handoffs atomic.Int64 // how often the loop went to another runner
 	tasks    taskSet
 	watch    *watchdog
 	sleeping atomic.Bool   // the active runner waits for events: ready wakes it

@@ -27,10 +27,11 @@ const (
 // one.
 type runner struct {
 	p      *poller
-	seq    atomic.Uint64 // odd while a request is served inline
-	since  atomic.Int64  // when the request being served began (nanotime)
-	passed int64         // when it last passed through the scheduler (nanotime)
-	own    *batch        // what its epoll_wait returns, while it is active
+	seq    atomic.Uint64        // odd while a request is served inline
+	since  atomic.Int64         // when the request being served began (nanotime)
+	cur    atomic.Pointer[task] // the task it drives, if any
+	passed int64                // when it last passed through the scheduler (nanotime)
+	own    *batch               // what its epoll_wait returns, while it is active
 	wake   chan struct{}
 	quit   bool    // set by trimSpares before it wakes a spare to end it
 	taken  []*task // runReady's: the resumed tasks it drives
@@ -100,6 +101,9 @@ func (p *poller) handoff(r *runner) {
 	next.mu.Unlock()
 	swapped := p.active.CompareAndSwap(r, next)
 	r.mu.Unlock()
+	if swapped {
+		p.handoffs.Add(1)
+	}
 	switch {
 	case swapped && spare:
 		next.wake <- struct{}{}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/petermattis/goid"
 )
@@ -22,13 +23,38 @@ import (
 // Only the task's own goroutine can suspend it; a handler's other
 // goroutines wait as usual (Suspend returns false for them).
 type task struct {
-	p     *poller
-	next  func() (suspended, ok bool)
-	stop  func()
-	yield func(suspended bool) bool
-	gid   int64     // the coroutine's goroutine
-	c     *pollConn // what it serves, while it does
-	state atomic.Int32
+	p       *poller
+	next    func() (suspended, ok bool)
+	stop    func()
+	yield   func(suspended bool) bool
+	gid     int64     // the coroutine's goroutine
+	c       *pollConn // what it serves, while it does
+	state   atomic.Int32
+	held    atomic.Bool // the watchdog took the loop from its driver
+	stalled atomic.Bool // ... and held it learnAfter or more (noteHold)
+	since   int64       // when its driver last ran it on (nanotime)
+}
+
+// learnAfter is how long a task must have held its runner, the loop
+// taken from it, for its handler to be reported as one that stalls
+// (staller): shorter holds are as likely the thread's being descheduled.
+var learnAfter atomic.Int64 // a time.Duration; a variable for tests
+
+func init() { learnAfter.Store(int64(10 * time.Millisecond)) }
+
+// takeStall reports whether the task held its driver's thread too long
+// since it was last asked (staller). The task's own goroutine asks.
+func (t *task) takeStall() bool {
+	t.noteHold()
+	return t.stalled.Load() && t.stalled.Swap(false)
+}
+
+// noteHold marks the task as stalled if the loop was taken from its
+// driver and it has held the driver's thread for learnAfter or more.
+func (t *task) noteHold() {
+	if t.held.Load() && nanotime()-t.since >= learnAfter.Load() && t.held.Swap(false) {
+		t.stalled.Store(true)
+	}
 }
 
 // A task's states. Resume moves running to woken, suspending to
@@ -100,9 +126,18 @@ func (t *task) Resume() {
 func (r *runner) drive(t *task) {
 	for {
 		t.state.Store(taskRunning)
+		t.since = nanotime()
 		r.begin()
+		if r != nil {
+			r.cur.Store(t)
+		}
 		suspended, ok := t.next()
+		if r != nil {
+			r.cur.Store(nil)
+		}
 		r.end()
+		t.noteHold()
+		t.held.Store(false)
 		switch {
 		case !ok:
 			return

@@ -202,3 +202,25 @@ func TestWatchdogTicksWhileBusy(t *testing.T) {
 	assert.True(t, p.watch.on.Load())
 	next.end()
 }
+
+// TestTaskHoldLearnt checks that a task the watchdog took the loop from is
+// reported as stalling only when its driver got its thread back
+// learnAfter later or more, and once.
+func TestTaskHoldLearnt(t *testing.T) {
+	p := newTestPoller(t, func(_ *pollConn, tk *task) { tk.held.Store(true) }) // as the watchdog does
+	r := p.newRunner()
+
+	t.Cleanup(SetLearnAfter(time.Hour))
+	r.serveTask(nil)
+	tk := p.tasks.get()
+	require.NotNil(t, tk)
+	assert.False(t, tk.takeStall(), "held for less than learnAfter")
+	p.putTask(tk)
+
+	learnAfter.Store(0)
+	r.serveTask(nil)
+	tk = p.tasks.get()
+	assert.True(t, tk.takeStall())
+	assert.False(t, tk.takeStall(), "reported once")
+	p.putTask(tk)
+}

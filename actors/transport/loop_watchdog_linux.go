@@ -85,6 +85,9 @@ func (w *watchdog) tick() {
 	seq := r.seq.Load()
 	if seq%2 == 1 {
 		if time.Duration(nanotime()-r.since.Load()) >= stallAfter {
+			if t := r.cur.Load(); t != nil {
+				t.held.Store(true) // see learnAfter
+			}
 			w.p.handoff(r)
 		}
 		return
