@@ -44,7 +44,9 @@ func (p *inlinePolicy) Inline(req *messages.Message, streams bool) bool {
 		return true
 	}
 	key := inlineKey(req)
-	if v, ok := p.stalled.Load(key); ok && v.(*stallRecord).left.Add(-1) > 0 {
+	// One request tries the handler on the transport's goroutine again,
+	// when the count reaches 0; those after it wait for the outcome (Ran).
+	if v, ok := p.stalled.Load(key); ok && v.(*stallRecord).left.Add(-1) != 0 {
 		return false
 	}
 	if streams {

@@ -46,6 +46,9 @@ func TestInlinePolicy(t *testing.T) {
 	assert.True(t, p.Inline(read, true), "another method")
 	assert.EqualValues(t, 1, p.stalls.Load())
 	assert.Equal(t, retryFirst-1, offLoop())
+	for range 3 {
+		assert.False(t, p.Inline(tool("b"), true), "one try at a time")
+	}
 	p.Ran(tool("b"), true) // held it again
 	assert.Equal(t, 2*retryFirst-1, offLoop())
 	p.Ran(tool("b"), false) // came back
