@@ -161,27 +161,37 @@ func (e *endpoint) newSink(x exchange) *httpSink {
 // reports whether the exchange is complete; when not, the answer comes
 // through the sink as usual.
 func (e *endpoint) runInline(x exchange, ref *session.Ref, sink *httpSink, job func() []byte) bool {
-	var finish func()
-	ctx := x.context()
 	if sink.cheap {
 		sink.beginInline(nil, x, x.suspender())
-		finish = func() { x.finishDirect(sink.directStream()) }
-	} else {
-		sink.beginInline(func() {
-			finish = x.streamAside(&eventSource{
-				next: func() ([]messages.Frame, bool, bool) {
-					frames, closed, ok := sink.wait(ctx)
-					return frames, false, closed || !ok
-				},
-				failed: func() { ref.Send(&messages.DetachStream{Sink: sink}) },
-			})
-		}, nil, x.suspender())
+		direct := job()
+		if sink.endInline() {
+			x.finishDirect(sink.directStream())
+			return true
+		}
+		return e.answerInline(x, direct)
 	}
+	var finish func()
+	ctx := x.context()
+	sink.beginInline(func() {
+		finish = x.streamAside(&eventSource{
+			next: func() ([]messages.Frame, bool, bool) {
+				frames, closed, ok := sink.wait(ctx)
+				return frames, false, closed || !ok
+			},
+			failed: func() { ref.Send(&messages.DetachStream{Sink: sink}) },
+		})
+	}, nil, x.suspender())
 	direct := job()
 	if sink.endInline() { // finish was set under the sink's lock, before
 		finish()
 		return true
 	}
+	return e.answerInline(x, direct)
+}
+
+// answerInline writes the answer a handler that ran inline returned, if
+// it did (direct is nil when the answer comes through the sink).
+func (e *endpoint) answerInline(x exchange, direct []byte) bool {
 	if direct == nil {
 		return false
 	}
