@@ -162,7 +162,7 @@ func (e *endpoint) newSink(x exchange) *httpSink {
 // through the sink as usual.
 func (e *endpoint) runInline(x exchange, ref *session.Ref, sink *httpSink, job func() []byte) bool {
 	if sink.cheap {
-		sink.beginInline(nil, x, x.suspender())
+		sink.beginInline(nil, x)
 		direct := job()
 		if sink.endInline() {
 			x.finishDirect(sink.directStream())
@@ -180,7 +180,7 @@ func (e *endpoint) runInline(x exchange, ref *session.Ref, sink *httpSink, job f
 			},
 			failed: func() { ref.Send(&messages.DetachStream{Sink: sink}) },
 		})
-	}, nil, x.suspender())
+	}, nil)
 	direct := job()
 	if sink.endInline() { // finish was set under the sink's lock, before
 		finish()

@@ -32,9 +32,8 @@ type httpSink struct {
 	noRun    bool // refuse jobs (a batch: its requests run side by side)
 	inline   bool
 	aside    func()
-	starter  directStarter      // instead of aside: frames are written as delivered
-	susp     messages.Suspender // suspends the job, while it runs inline (may be nil)
-	direct   *directStream      // started by starter at the first frame
+	starter  directStarter // instead of aside: frames are written as delivered
+	direct   *directStream // started by starter at the first frame
 	streamed bool
 	// cheap: the transport streams a job's frames without a goroutine
 	// (messages.InlineStreamer).
@@ -80,9 +79,9 @@ type directStarter interface {
 // beginInline says the waiting goroutine now runs the job; a frame
 // delivered until endInline calls aside (once), or, with starter, starts
 // a directStream that writes it and the stream's later frames.
-func (s *httpSink) beginInline(aside func(), starter directStarter, susp messages.Suspender) {
+func (s *httpSink) beginInline(aside func(), starter directStarter) {
 	s.mu.Lock()
-	s.inline, s.aside, s.starter, s.susp = true, aside, starter, susp
+	s.inline, s.aside, s.starter = true, aside, starter
 	s.mu.Unlock()
 	s.Stalled() // from now on, stalls are the job's
 }
@@ -96,11 +95,15 @@ func (s *httpSink) Stalled() bool {
 	return ok && st.takeStall()
 }
 
-// Suspender implements messages.Suspending.
+// Suspender implements messages.Suspending: the job runs inline on the
+// goroutine that waits on the sink, so the waiter suspends it too.
 func (s *httpSink) Suspender() messages.Suspender {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.susp
+	if !s.inline {
+		return nil
+	}
+	return s.waiter
 }
 
 // directStream returns the stream the first frame started, if any.
@@ -116,7 +119,6 @@ func (s *httpSink) directStream() *directStream {
 func (s *httpSink) endInline() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.susp = nil
 	if !s.streamed {
 		s.inline, s.aside, s.starter = false, nil, nil
 	}

@@ -53,9 +53,8 @@ type poller struct {
 	waiting  atomic.Int32  // runners in wait
 	left     chan struct{} // the last runner left wait once stopping
 	idle     chan struct{}
-	spares   chan *runner // runners waiting to be made active again
-	spareLow atomic.Int32 // the fewest spares waiting since the last trim
-	handoffs atomic.Int64 // how often the loop went to another runner
+	spares   idlePool[*runner] // runners waiting to be made active again
+	handoffs atomic.Int64      // how often the loop went to another runner
 	tasks    taskSet
 	watch    *watchdog
 	sleeping atomic.Bool   // the active runner waits for events: ready wakes it
@@ -79,7 +78,7 @@ func newPoller(lfd int, laddr net.Addr, tick time.Duration, bound int) (*poller,
 		return nil, errno
 	}
 	p := &poller{epfd: epfd, wakeFD: int(wfd), resumeFD: int(rfd), laddr: laddr, tick: tick, bound: bound, lfd: lfd,
-		idle: make(chan struct{}, 1), left: make(chan struct{}, 1), spares: make(chan *runner, maxSpares), done: make(chan struct{})}
+		idle: make(chan struct{}, 1), left: make(chan struct{}, 1), done: make(chan struct{})}
 	for _, fd := range []int{p.wakeFD, p.resumeFD, lfd} {
 		// The wake descriptor is level-triggered and never drained: once
 		// stop writes it, every epoll_wait returns at once.

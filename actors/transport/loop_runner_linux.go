@@ -13,16 +13,6 @@ import (
 // looks every watchEvery.
 const stallAfter = time.Millisecond
 
-// Spare runners: a runner whose request stalled comes back as a spare, its
-// grown stack ready for the next handoff (a new goroutine starts on 2 KiB
-// and grows its stack four times on the way to a handler). Up to maxSpares
-// wait; spares a whole sweep interval did not need are let go, a quarter
-// at a time, down to keepSpares.
-const (
-	maxSpares  = 1024
-	keepSpares = 8
-)
-
 // runner is one goroutine that waits on the poller while it is the active
 // one.
 type runner struct {
@@ -32,9 +22,9 @@ type runner struct {
 	cur    atomic.Pointer[task] // the task it drives, if any
 	passed int64                // when it last passed through the scheduler (nanotime)
 	own    *batch               // what its epoll_wait returns, while it is active
-	wake   chan struct{}
-	quit   bool    // set by trimSpares before it wakes a spare to end it
-	taken  []*task // runReady's: the resumed tasks it drives
+	wake   chan struct{}        // makes a spare active again (or ends it: quit)
+	quit   bool                 // set by trimSpares before it wakes a spare to end it
+	taken  []*task              // runReady's: the resumed tasks it drives
 
 	mu    sync.Mutex
 	queue []*batch // the batches it serves events of: inherited ones, then its own
@@ -73,22 +63,15 @@ func (p *poller) start() {
 }
 
 // handoff makes a new runner active in r's place, if r still is; the new
-// one inherits the events r has yet to serve.
+// one inherits the events r has yet to serve. Only the watchdog hands the
+// loop over, one tick at a time, so the active runner changes nowhere
+// else meanwhile; it is a spare if one waits (a runner whose request had
+// stalled, waiting with its grown stack: idlePool).
 func (p *poller) handoff(r *runner) {
-	if r == nil || p.stopping.Load() || p.active.Load() != r {
+	if p.stopping.Load() || p.active.Load() != r {
 		return
 	}
-	var next *runner
-	select {
-	case next = <-p.spares:
-		p.noteSpares()
-	default:
-	}
-	if next == r { // r was replaced and parked since: a late watchdog
-		p.park(next)
-		return
-	}
-	spare := next != nil
+	next, spare := p.spares.get()
 	if !spare {
 		next = p.newRunner()
 	}
@@ -99,18 +82,13 @@ func (p *poller) handoff(r *runner) {
 		b.refs.Add(1)
 	}
 	next.mu.Unlock()
-	swapped := p.active.CompareAndSwap(r, next)
+	p.active.Store(next)
 	r.mu.Unlock()
-	if swapped {
-		p.handoffs.Add(1)
-	}
-	switch {
-	case swapped && spare:
+	p.handoffs.Add(1)
+	if spare {
 		next.wake <- struct{}{}
-	case swapped:
+	} else {
 		go next.loop()
-	case spare:
-		p.park(next)
 	}
 }
 
@@ -125,7 +103,7 @@ func (r *runner) loop() {
 		if r.own.refs.Load() != 0 { // a successor still serves r's last events
 			r.own = newBatch()
 		}
-		if !r.p.park(r) || !r.waitAsSpare() {
+		if !r.p.spares.put(r) || !r.waitAsSpare() {
 			return
 		}
 	}
@@ -141,54 +119,27 @@ func (r *runner) waitAsSpare() bool {
 	}
 }
 
-// noteSpares records how few spares wait, after one was taken.
-func (p *poller) noteSpares() {
-	n := int32(len(p.spares))
-	for {
-		low := p.spareLow.Load()
-		if n >= low || p.spareLow.CompareAndSwap(low, n) {
-			return
-		}
-	}
-}
-
-// trimSpares lets go of a quarter of the spares no handoff needed since the
-// last trim, keeping keepSpares.
+// trimSpares ends the spares the sweep interval did not need (idlePool).
 func (p *poller) trimSpares() {
-	unused := int(p.spareLow.Load())
-	for range (unused - keepSpares + 3) / 4 {
-		select {
-		case r := <-p.spares:
-			r.quit = true
-			r.wake <- struct{}{}
-		default:
-			return
-		}
-	}
-	p.spareLow.Store(int32(len(p.spares)))
-}
-
-// park keeps r as a spare, unless there are enough.
-func (p *poller) park(r *runner) bool {
-	select {
-	case p.spares <- r:
-		return true
-	default:
-		return false
+	for _, r := range p.spares.trim() {
+		r.quit = true
+		r.wake <- struct{}{}
 	}
 }
 
-// begin and end bracket a request served inline, for the watchdog.
-func (r *runner) begin() {
+// begin and end bracket the runner's driving t, for the watchdog.
+func (r *runner) begin(t *task) {
 	if r != nil {
 		r.since.Store(nanotime())
 		r.seq.Add(1)
+		r.cur.Store(t)
 		r.p.watch.wake()
 	}
 }
 
 func (r *runner) end() {
 	if r != nil {
+		r.cur.Store(nil)
 		r.seq.Add(1)
 	}
 }

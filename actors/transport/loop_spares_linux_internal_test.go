@@ -9,7 +9,7 @@ import (
 )
 
 // TestPollerTrimsUnusedSpares checks that spares a sweep interval did not
-// need are let go a quarter at a time down to keepSpares, that a spare
+// need are let go a quarter at a time down to keepIdle, that a spare
 // taken meanwhile protects the rest, and that the ones let go end.
 func TestPollerTrimsUnusedSpares(t *testing.T) {
 	p := newTestPoller(t, nil)
@@ -18,29 +18,28 @@ func TestPollerTrimsUnusedSpares(t *testing.T) {
 	ended := make(chan bool, n)
 	for range n {
 		r := p.newRunner()
-		require.True(t, p.park(r))
+		require.True(t, p.spares.put(r))
 		go func() { ended <- r.waitAsSpare() }()
 	}
 
 	p.trimSpares() // the first interval had no count yet: none go
-	assert.Len(t, p.spares, n)
+	assert.Equal(t, n, p.spares.len())
 
 	p.trimSpares() // all 40 sat unused: a quarter of the 32 above 8 go
-	assert.Len(t, p.spares, n-8)
+	assert.Equal(t, n-8, p.spares.len())
 	for range 8 {
 		assert.False(t, recv(t, ended, "a spare let go to end"))
 	}
 
-	taken := <-p.spares // a handoff needs one: 31 is the low mark
-	p.noteSpares()
-	require.True(t, p.park(taken))
+	taken, _ := p.spares.get() // a handoff needs one: 31 is the low mark
+	require.True(t, p.spares.put(taken))
 	p.trimSpares()
-	assert.Len(t, p.spares, n-8-6, "a quarter of the 23 above 8, rounded up")
+	assert.Equal(t, n-8-6, p.spares.len(), "a quarter of the 23 above 8, rounded up")
 
 	for range 20 {
 		p.trimSpares()
 	}
-	assert.Len(t, p.spares, keepSpares, "trimming stops at keepSpares")
+	assert.Equal(t, keepIdle, p.spares.len(), "trimming stops at keepIdle")
 
 	close(p.done)
 	for range n - 8 {

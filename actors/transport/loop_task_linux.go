@@ -127,14 +127,8 @@ func (r *runner) drive(t *task) {
 	for {
 		t.state.Store(taskRunning)
 		t.since = nanotime()
-		r.begin()
-		if r != nil {
-			r.cur.Store(t)
-		}
+		r.begin(t)
 		suspended, ok := t.next()
-		if r != nil {
-			r.cur.Store(nil)
-		}
 		r.end()
 		t.noteHold()
 		t.held.Store(false)
@@ -165,9 +159,9 @@ func (r *runner) serveTask(c *pollConn) {
 // taskSet holds a poller's idle tasks, and the resumed ones waiting for
 // the active runner.
 type taskSet struct {
+	idle idlePool[*task]
+
 	mu     sync.Mutex
-	idle   []*task
-	low    int // the fewest idle since the last trim
 	queue  []*task
 	closed bool
 	queued atomic.Int32 // len(queue), read without the lock
@@ -177,46 +171,22 @@ type taskSet struct {
 
 // get returns an idle task, or nil.
 func (s *taskSet) get() *task {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := len(s.idle)
-	if n == 0 {
-		return nil
-	}
-	t := s.idle[n-1]
-	s.idle[n-1] = nil
-	s.idle = s.idle[:n-1]
-	s.low = min(s.low, n-1)
+	t, _ := s.idle.get()
 	return t
 }
 
 // putTask keeps t for the next connection to serve, unless there are
 // enough or the poller has stopped.
 func (p *poller) putTask(t *task) {
-	s := &p.tasks
-	s.mu.Lock()
-	keep := !s.closed && len(s.idle) < maxSpares
-	if keep {
-		s.idle = append(s.idle, t)
-	}
-	s.mu.Unlock()
-	if !keep {
+	if !p.tasks.idle.put(t) {
 		t.stop()
 	}
 }
 
-// trimTasks ends a quarter of the idle tasks no connection needed since
-// the last trim, keeping keepSpares.
+// trimTasks ends the idle tasks the sweep interval did not need
+// (idlePool).
 func (p *poller) trimTasks() {
-	s := &p.tasks
-	s.mu.Lock()
-	n := max(0, (s.low-keepSpares+3)/4)
-	n = min(n, len(s.idle))
-	gone := append([]*task(nil), s.idle[:n]...)
-	s.idle = append(s.idle[:0], s.idle[n:]...)
-	s.low = len(s.idle)
-	s.mu.Unlock()
-	for _, t := range gone {
+	for _, t := range p.tasks.idle.trim() {
 		t.stop()
 	}
 }
@@ -264,14 +234,14 @@ func (p *poller) closeTasks() {
 	s := &p.tasks
 	s.mu.Lock()
 	s.closed = true
-	idle, queue := s.idle, s.queue
-	s.idle, s.queue = nil, nil
+	queue := s.queue
+	s.queue = nil
 	s.queued.Store(0)
 	s.mu.Unlock()
 	for _, t := range queue {
 		go (*runner)(nil).drive(t)
 	}
-	for _, t := range idle {
+	for _, t := range s.idle.close() {
 		t.stop()
 	}
 }

@@ -153,7 +153,7 @@ func TestTaskResumedAfterStop(t *testing.T) {
 }
 
 // TestPollerTrimsIdleTasks checks that idle tasks no connection needed
-// are let go a quarter at a time, down to keepSpares.
+// are let go a quarter at a time, down to keepIdle.
 func TestPollerTrimsIdleTasks(t *testing.T) {
 	p := newTestPoller(t, func(*pollConn, *task) {})
 	const n = 40
@@ -161,13 +161,13 @@ func TestPollerTrimsIdleTasks(t *testing.T) {
 		p.putTask(p.newTask())
 	}
 	p.trimTasks() // no count yet: none go
-	assert.Len(t, p.tasks.idle, n)
+	assert.Equal(t, n, p.tasks.idle.len())
 	p.trimTasks() // all sat unused: a quarter of the 32 above 8
-	assert.Len(t, p.tasks.idle, n-8)
+	assert.Equal(t, n-8, p.tasks.idle.len())
 	for range 30 {
 		p.trimTasks()
 	}
-	assert.Len(t, p.tasks.idle, keepSpares)
+	assert.Equal(t, keepIdle, p.tasks.idle.len())
 }
 
 // TestWatchdogTicksWhileBusy checks that a request starts the watchdog's
@@ -185,7 +185,7 @@ func TestWatchdogTicksWhileBusy(t *testing.T) {
 		}
 	})
 
-	r.begin()
+	r.begin(nil)
 	assert.True(t, p.watch.on.Load(), "a request starts the ticks")
 	p.watch.tick()
 	assert.Same(t, r, p.active.Load(), "a request younger than stallAfter is left be")
@@ -198,7 +198,7 @@ func TestWatchdogTicksWhileBusy(t *testing.T) {
 	next := p.active.Load()
 	p.watch.tick()
 	assert.False(t, p.watch.on.Load(), "an idle runner stops the ticks")
-	next.begin()
+	next.begin(nil)
 	assert.True(t, p.watch.on.Load())
 	next.end()
 }
