@@ -2,8 +2,6 @@ package mcpactors
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -11,8 +9,12 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/internal/workpool"
+	"github.com/mcp-actors/mcp-actors/metrics"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -25,8 +27,9 @@ type Session = session.Session
 type Options struct {
 	// Instructions are sent to clients in the initialize result.
 	Instructions string
-	// Logger receives the server's own log; nil discards it. Nothing logged
-	// here reaches clients.
+	// Logger receives the server's own log (handler panics and failures
+	// among it); nil means slog.Default(). Nothing logged here reaches
+	// clients.
 	Logger *slog.Logger
 	// PageSize is the number of items per page of a list (default 100).
 	PageSize int
@@ -35,6 +38,13 @@ type Options struct {
 	// Observer is told what sessions do, for metrics (see package metrics);
 	// nil ignores it.
 	Observer session.Observer
+	// Metrics, when set, gets the server's Prometheus metrics (sessions,
+	// requests by method and tool, server-to-client calls, HTTP), and
+	// HTTPHandler serves them at /metrics.
+	Metrics *prometheus.Registry
+	// MaxSessions bounds the sessions the server holds at once (default
+	// 100,000); opening one more fails (HTTP: 503 with Retry-After).
+	MaxSessions int
 }
 
 // Server is a catalog of tools, prompts, resources, resource templates and
@@ -46,6 +56,9 @@ type Server struct {
 	log    *slog.Logger
 	system *actor.ActorSystem
 	cfg    *session.Config
+	router *router.Local
+	// metrics are the collectors of Options.Metrics, or nil.
+	metrics *metrics.Metrics
 
 	mu          sync.Mutex // serialises catalog changes; readers use the snapshots below
 	tools       atomic.Pointer[index[*tool]]
@@ -54,8 +67,6 @@ type Server struct {
 	prompts     atomic.Pointer[index[*prompt]]
 	completions atomic.Pointer[index[CompletionHandler]]
 
-	live      sync.Map // session ID → *session.Ref: every session not yet closed
-	liveCount atomic.Int64
 	open      sync.Map // session ID → *session.Ref: open sessions, for broadcasts
 	closed    atomic.Bool
 	shutdown  sync.Once      // stops the actor system once, however often Close is called
@@ -72,9 +83,12 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 	if s.opts.PageSize <= 0 {
 		s.opts.PageSize = 100
 	}
+	if s.opts.MaxSessions <= 0 {
+		s.opts.MaxSessions = 100000
+	}
 	s.log = s.opts.Logger
 	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+		s.log = slog.Default()
 	}
 	s.tools.Store(newIndex[*tool]())
 	s.resources.Store(newIndex[*resource]())
@@ -85,16 +99,20 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 	s.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(minLevel{Handler: s.log.Handler(), min: slog.LevelWarn})
 	}))
+	if s.opts.Metrics != nil {
+		s.metrics = metrics.New(s.opts.Metrics, s)
+	}
+	s.router = router.NewLocal(router.NewStreams(""), s.opts.MaxSessions, s.spawn)
 	s.cfg = &session.Config{
 		ServerInfo:   info,
 		Capabilities: serverCapabilities(),
 		Instructions: s.opts.Instructions,
-		Handler:      s,
+		Handler:      session.HandlerFunc(s.handle),
 		Limits:       s.opts.Limits,
 		Logger:       s.log,
-		Observer:     s.opts.Observer,
+		Observer:     s.sessionObserver(),
+		Streams:      s.router,
 		Go:           s.pool.Go,
-		Inline:       &inlinePolicy{},
 		// A session's mailbox runs on the goroutine that posts to an idle
 		// one (its Receive never blocks): a request costs no hand-over
 		// between goroutines until its handler runs.
@@ -102,9 +120,7 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		OnOpen:     func(r *session.Ref) { s.open.Store(r.ID(), r) },
 		OnClose: func(r *session.Ref) {
 			s.open.Delete(r.ID())
-			if _, loaded := s.live.LoadAndDelete(r.ID()); loaded {
-				s.liveCount.Add(-1)
-			}
+			s.router.SessionClosed(r)
 		},
 	}
 	return s
@@ -128,44 +144,20 @@ func (s *Server) Info() messages.Implementation { return s.info }
 // ActorSystem returns the actor system sessions run in.
 func (s *Server) ActorSystem() *actor.ActorSystem { return s.system }
 
-// NewSession spawns a session actor with a fresh random ID. The session
-// waits for initialize; transports send it the client's messages through the
-// returned Ref.
-func (s *Server) NewSession() (*session.Ref, error) {
-	return s.NewSessionWith(session.SpawnOptions{})
-}
+// Router returns the server's router: how transports reach its sessions
+// and register their streams.
+func (s *Server) Router() router.Router { return s.router }
 
-// NewSessionWith spawns a session as NewSession does, bound to
-// opts.Principal and, with opts.Resumable, keeping an event log for
-// Last-Event-ID resumption (what Streamable HTTP uses).
-func (s *Server) NewSessionWith(opts session.SpawnOptions) (*session.Ref, error) {
+// spawn starts the actor of a session the router opens.
+func (s *Server) spawn(id string, o router.OpenOptions) (*session.Ref, error) {
 	if s.closed.Load() {
 		return nil, ErrServerClosed
 	}
-	ref, err := session.Spawn(s.system.Root, NewSessionID(), s.cfg, opts)
-	if err != nil {
-		return nil, err
-	}
-	s.live.Store(ref.ID(), ref)
-	s.liveCount.Add(1)
-	if s.closed.Load() {
-		// Close ran between the check above and Store, and may not have
-		// seen this session: end it here.
-		ref.Send(&messages.CloseSession{Reason: "server closing"})
-		<-ref.Done()
-		return nil, ErrServerClosed
-	}
-	return ref, nil
+	return session.Spawn(s.system.Root, id, s.cfg, session.SpawnOptions{Principal: o.Principal, Resumable: o.Resumable})
 }
 
 // Session returns the live session with the given ID.
-func (s *Server) Session(id string) (*session.Ref, bool) {
-	v, ok := s.live.Load(id)
-	if !ok {
-		return nil, false
-	}
-	return v.(*session.Ref), true
-}
+func (s *Server) Session(id string) (*session.Ref, bool) { return s.router.Session(id) }
 
 // OpenSessions returns the number of open sessions.
 func (s *Server) OpenSessions() int {
@@ -193,11 +185,20 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return s.end(ctx, max(grace, time.Millisecond))
 }
 
+// Drain makes the server open no more sessions (initialize gets 503
+// "draining", /readyz 503) while the open ones go on: the first step of
+// Shutdown, which an operator may also take alone to move clients to
+// other nodes.
+func (s *Server) Drain() { s.router.Drain() }
+
+// Draining reports whether Drain (or Shutdown, or Close) has begun.
+func (s *Server) Draining() bool { return s.router.Draining() }
+
 func (s *Server) end(ctx context.Context, grace time.Duration) error {
+	s.router.Drain()
 	s.closed.Store(true)
 	var refs []*session.Ref
-	s.live.Range(func(_, v any) bool {
-		r := v.(*session.Ref)
+	s.router.Each(func(r *session.Ref) bool {
 		r.Send(&messages.CloseSession{Reason: "server closing", Grace: grace})
 		refs = append(refs, r)
 		return true
@@ -233,13 +234,6 @@ func (s *Server) broadcast(method string, params any, uri string) {
 	})
 }
 
-// NewSessionID returns 128 random bits as URL-safe base64 (visible ASCII).
-func NewSessionID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
 // minLevel drops records below min (the actor system logs dead letters at
 // Info, which is noise for us).
 type minLevel struct {
@@ -260,4 +254,4 @@ func (h minLevel) WithGroup(g string) slog.Handler {
 }
 
 // LiveSessions returns the number of sessions not yet closed.
-func (s *Server) LiveSessions() int { return int(s.liveCount.Load()) }
+func (s *Server) LiveSessions() int { return s.router.Len() }

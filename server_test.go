@@ -3,6 +3,7 @@ package mcpactors_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/harness"
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -37,7 +39,7 @@ func TestServerCloseEndsSessions(t *testing.T) {
 	for _, c := range append(open, fresh) {
 		got, ok := srv.Session(c.ID())
 		require.True(t, ok)
-		assert.Same(t, c.Ref(), got)
+		assert.Equal(t, c.ID(), got.ID())
 	}
 	assert.Equal(t, "be nice", open[0].InitializeResult.Instructions)
 	assert.Equal(t, messages.Implementation{Name: "mcpactors-test", Version: "1.0.0"}, srv.Info())
@@ -50,7 +52,7 @@ func TestServerCloseEndsSessions(t *testing.T) {
 
 	for i, c := range append(open, fresh) {
 		select {
-		case <-c.Ref().Done():
+		case <-c.Done():
 		default:
 			t.Fatalf("session %d is still running after Close", i)
 		}
@@ -59,15 +61,15 @@ func TestServerCloseEndsSessions(t *testing.T) {
 	}
 	assert.Zero(t, srv.OpenSessions())
 
-	t.Run("NewSession after Close", func(t *testing.T) {
-		ref, err := srv.NewSession()
-		require.ErrorIs(t, err, mcpactors.ErrServerClosed)
-		assert.Nil(t, ref)
+	t.Run("opening a session after Close", func(t *testing.T) {
+		id, err := srv.Router().Open(t.Context(), router.OpenOptions{})
+		require.ErrorIs(t, err, router.ErrDraining)
+		assert.Empty(t, id)
 	})
 	t.Run("ServeStdio after Close", func(t *testing.T) {
 		var out bytes.Buffer
 		err := srv.ServeStdio(t.Context(), strings.NewReader(""), &out)
-		require.ErrorIs(t, err, mcpactors.ErrServerClosed)
+		require.ErrorIs(t, err, router.ErrDraining)
 		assert.Zero(t, out.Len())
 	})
 	t.Run("Close again", func(t *testing.T) {
@@ -85,12 +87,16 @@ func TestNewSessionRacingCloseNeverOutlivesIt(t *testing.T) {
 		for i := range refs {
 			wg.Go(func() {
 				<-start
-				ref, err := srv.NewSession()
+				id, err := srv.Router().Open(t.Context(), router.OpenOptions{})
 				if err != nil {
-					assert.ErrorIs(t, err, mcpactors.ErrServerClosed)
+					if !errors.Is(err, router.ErrDraining) {
+						assert.ErrorIs(t, err, mcpactors.ErrServerClosed)
+					}
 					return
 				}
-				refs[i] = ref
+				if ref, ok := srv.Session(id); ok {
+					refs[i] = ref
+				}
 			})
 		}
 		close(start)
@@ -101,8 +107,8 @@ func TestNewSessionRacingCloseNeverOutlivesIt(t *testing.T) {
 				assert.True(t, ref.Closed(), "session %d was created during Close and outlived it", i)
 			}
 		}
-		_, err := srv.NewSession()
-		require.ErrorIs(t, err, mcpactors.ErrServerClosed)
+		_, err := srv.Router().Open(t.Context(), router.OpenOptions{})
+		require.ErrorIs(t, err, router.ErrDraining)
 		assert.Zero(t, srv.OpenSessions())
 	}
 }
@@ -110,7 +116,7 @@ func TestNewSessionRacingCloseNeverOutlivesIt(t *testing.T) {
 func TestNewSessionIDs(t *testing.T) {
 	seen := map[string]bool{}
 	for range 100 {
-		id := mcpactors.NewSessionID()
+		id := router.NewSessionID()
 		assert.Len(t, id, 22, "128 bits of base64url without padding")
 		for _, r := range id {
 			assert.True(t, r > 0x20 && r < 0x7f, "%q is not visible ASCII", id)

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/mcp-actors/mcp-actors/actors/session"
+	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -16,7 +16,9 @@ import (
 // everything the session sent in order. Its methods are safe for concurrent
 // use.
 type Client struct {
-	ref   *session.Ref
+	rt    router.Router
+	id    string
+	sid   messages.StreamID // the standalone stream's
 	cfg   clientConfig
 	queue *frameQueue
 	inbox *inbox
@@ -30,32 +32,50 @@ type Client struct {
 	cancel    context.CancelFunc
 	handling  sync.WaitGroup // scripted handlers running
 	pumpDone  chan struct{}
+	ended     chan struct{} // closed when the session ends the standalone stream
+	endOnce   sync.Once
 	closeOnce sync.Once
 
 	// InitializeResult is the server's answer to Initialize.
 	InitializeResult *messages.InitializeResult
 }
 
-func newClient(ref *session.Ref, cfg clientConfig) *Client {
+func newClient(rt router.Router, id string, cfg clientConfig) *Client {
 	c := &Client{
-		ref:      ref,
+		rt:       rt,
+		id:       id,
 		cfg:      cfg,
 		queue:    newFrameQueue(),
 		inbox:    newInbox(),
 		handlers: cfg.handlers,
 		pumpDone: make(chan struct{}),
+		ended:    make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	ref.Send(&messages.AttachStream{Sink: &streamSink{c: c}})
+	c.sid = rt.Streams().Register(&streamSink{c: c, standalone: true})
+	c.send(&messages.AttachStream{Principal: cfg.principal, Stream: c.sid})
 	go c.pump()
 	return c
 }
 
 // ID returns the session ID.
-func (c *Client) ID() string { return c.ref.ID() }
+func (c *Client) ID() string { return c.id }
 
-// Ref returns the session's address.
-func (c *Client) Ref() *session.Ref { return c.ref }
+// Done is closed once the session has ended.
+func (c *Client) Done() <-chan struct{} { return c.ended }
+
+// send delivers m to the session through the router, as a transport
+// would; a session that has ended takes nothing.
+func (c *Client) send(m messages.ActorMessage) { _ = c.rt.Deliver(context.Background(), c.id, m) }
+
+// request sends a client request whose frames arrive in the transcript
+// with Stream set to stream.
+func (c *Client) request(m *messages.Message, stream string) {
+	sid := c.rt.Streams().Register(&streamSink{c: c, stream: stream})
+	if c.rt.Deliver(context.Background(), c.id, &messages.HandleRequest{Principal: c.cfg.principal, Msg: m, Stream: sid}) != nil {
+		c.rt.Streams().Unregister(sid)
+	}
+}
 
 // Initialize sends initialize and notifications/initialized, then a ping:
 // its answer proves the session has opened (the mailbox is FIFO), so a
@@ -135,10 +155,7 @@ func (c *Client) SendRequest(id messages.ID, method string, params any) error {
 	if params == nil {
 		raw = nil
 	}
-	c.ref.Send(&messages.HandleRequest{
-		Msg:  &messages.Message{ID: id, Method: method, Params: raw},
-		Sink: &streamSink{c: c, stream: id.Raw()},
-	})
+	c.request(&messages.Message{ID: id, Method: method, Params: raw}, id.Raw())
 	return nil
 }
 
@@ -148,7 +165,7 @@ func (c *Client) Notify(method string, params any) {
 	if params != nil {
 		raw, _ = messages.Marshal(params)
 	}
-	c.ref.Send(&messages.HandleNotification{Msg: &messages.Message{Method: method, Params: raw}})
+	c.send(&messages.HandleNotification{Principal: c.cfg.principal, Msg: &messages.Message{Method: method, Params: raw}})
 }
 
 // Cancel sends notifications/cancelled for the client request id.
@@ -162,13 +179,13 @@ func (c *Client) Respond(id messages.ID, result any) error {
 	if err != nil {
 		return err
 	}
-	c.ref.Send(&messages.DeliverResponse{Msg: &messages.Message{ID: id, Result: raw}})
+	c.send(&messages.DeliverResponse{Principal: c.cfg.principal, Msg: &messages.Message{ID: id, Result: raw}})
 	return nil
 }
 
 // RespondError answers the server request id with an error.
 func (c *Client) RespondError(id messages.ID, e *messages.Error) {
-	c.ref.Send(&messages.DeliverResponse{Msg: &messages.Message{ID: id, Error: e}})
+	c.send(&messages.DeliverResponse{Principal: c.cfg.principal, Msg: &messages.Message{ID: id, Error: e}})
 }
 
 // SendRaw decodes data as one client message and sends it the way a
@@ -180,11 +197,11 @@ func (c *Client) SendRaw(data []byte) error {
 	}
 	switch m.Kind() {
 	case messages.KindRequest:
-		c.ref.Send(&messages.HandleRequest{Msg: m, Sink: &streamSink{c: c, stream: m.ID.Raw()}})
+		c.request(m, m.ID.Raw())
 	case messages.KindNotification:
-		c.ref.Send(&messages.HandleNotification{Msg: m})
+		c.send(&messages.HandleNotification{Principal: c.cfg.principal, Msg: m})
 	default:
-		c.ref.Send(&messages.DeliverResponse{Msg: m})
+		c.send(&messages.DeliverResponse{Principal: c.cfg.principal, Msg: m})
 	}
 	return nil
 }
@@ -249,8 +266,9 @@ func (c *Client) bound(ctx context.Context) (context.Context, context.CancelFunc
 // is idempotent.
 func (c *Client) Close() {
 	c.closeOnce.Do(func() {
-		c.ref.Send(&messages.CloseSession{Reason: "harness client closed"})
-		<-c.ref.Done()
+		c.send(&messages.CloseSession{Reason: "harness client closed"})
+		<-c.ended
+		c.rt.Streams().Unregister(c.sid)
 		c.cancel()
 		c.queue.close()
 		<-c.pumpDone // no scripted handler starts after this

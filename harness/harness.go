@@ -7,6 +7,7 @@ import (
 	"time"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -44,11 +45,12 @@ func New(tb testing.TB, srv *mcpactors.Server) *Harness {
 func (h *Harness) Open(opts ...Option) *Client {
 	h.tb.Helper()
 	cfg := newConfig(opts)
-	ref, err := h.Server.NewSession()
+	rt := h.Server.Router()
+	id, err := rt.Open(context.Background(), router.OpenOptions{Principal: cfg.principal})
 	if err != nil {
 		h.tb.Fatalf("harness: opening a session: %v", err)
 	}
-	c := newClient(ref, cfg)
+	c := newClient(rt, id, cfg)
 	h.tb.Cleanup(c.Close)
 	return c
 }

@@ -16,11 +16,12 @@ type RequestHandler func(ctx context.Context, req *messages.Message) (any, error
 type Option func(*clientConfig)
 
 type clientConfig struct {
-	version  string
-	caps     messages.ClientCapabilities
-	info     messages.Implementation
-	timeout  time.Duration
-	handlers map[string]RequestHandler
+	principal string
+	version   string
+	caps      messages.ClientCapabilities
+	info      messages.Implementation
+	timeout   time.Duration
+	handlers  map[string]RequestHandler
 }
 
 func newConfig(opts []Option) clientConfig {
@@ -44,6 +45,10 @@ func WithProtocolVersion(v string) Option { return func(c *clientConfig) { c.ver
 func WithCapabilities(caps messages.ClientCapabilities) Option {
 	return func(c *clientConfig) { c.caps = caps }
 }
+
+// WithPrincipal opens the session as principal, as an authenticated
+// transport would: every message the client sends carries it.
+func WithPrincipal(p string) Option { return func(c *clientConfig) { c.principal = p } }
 
 // WithClientInfo sets the client info sent in initialize.
 func WithClientInfo(info messages.Implementation) Option {

@@ -1,13 +1,39 @@
 package messages
 
 import (
-	"errors"
+	"strconv"
 	"time"
 )
 
 // This file holds the messages that transports, the server and the cluster
-// send to a session actor, and the Sink through which a session hands frames
-// back to whoever holds the client's connection.
+// send to a session actor, and the events a session sends back to the
+// streams that carry its frames to the client. Every one is plain data:
+// no Go object (a channel, a sink, a context) travels inside one, so each
+// can cross a node as it is (see codec.go for their encoding).
+
+// StreamID names one stream: the body of one HTTP response (a POST's
+// answer, a GET's event stream), or the reader of a stdio or harness
+// session. The node that holds the connection registers the stream under
+// this ID, and a session addresses its frames to it; see StreamEvent.
+type StreamID struct {
+	// Node is the node that holds the stream ("" in a process that is no
+	// cluster node).
+	Node string
+	// N is the stream's number on its node; 0 is no stream.
+	N uint64
+}
+
+// IsZero reports whether id names no stream.
+func (id StreamID) IsZero() bool { return id.N == 0 }
+
+// String returns "node/N", or "N" without a node.
+func (id StreamID) String() string {
+	n := strconv.FormatUint(id.N, 10)
+	if id.Node == "" {
+		return n
+	}
+	return id.Node + "/" + n
+}
 
 // Frame is one message from a session to its client, already encoded.
 type Frame struct {
@@ -15,92 +41,65 @@ type Frame struct {
 	// resumed (Streamable HTTP); empty otherwise.
 	EventID string
 	// Data is one encoded JSON-RPC message. It is never mutated after the
-	// frame has been delivered.
+	// frame has been delivered. A frame with an EventID and no Data is a
+	// priming event: the stream has become resumable and the client may
+	// reconnect with that ID.
 	Data []byte
 	// End marks the last frame of a request's stream: its response.
 	End bool
 }
 
-// Sink receives a session's frames for one stream: the stream of one client
-// request, or the session's standalone stream. A session calls Deliver and
-// Close from its actor, so both must return at once. Deliver reports
-// whether the sink took the frame: a sink that cannot keep up (or whose
-// connection is gone) refuses it, and the session stops using it — the
-// frame stays in the session's event log when the stream is resumable.
-// Close ends the connection; nothing is delivered after it.
-//
-// A frame with an EventID and no Data is a priming event: the stream has
-// become resumable and the client may reconnect with that ID.
-type Sink interface {
-	Deliver(f Frame) bool
-	Close()
+// StreamSignal says what a StreamEvent carries.
+type StreamSignal uint8
+
+// The stream signals. Every one but SignalFrame and SignalAttached ends the
+// stream: nothing follows it.
+const (
+	// SignalFrame: Frame is a frame for the client.
+	SignalFrame StreamSignal = iota
+	// SignalAttached answers AttachStream: the stream has the connection,
+	// and its frames follow.
+	SignalAttached
+	// SignalConflict answers AttachStream: the session's standalone
+	// stream has a live connection already (HTTP 409).
+	SignalConflict
+	// SignalClosed: the session ends the stream (the request's response
+	// went out, the request was cancelled, the session closed, or the
+	// client must reconnect with Last-Event-ID).
+	SignalClosed
+	// SignalNotFound: there is no such session for the sender — it never
+	// existed, it has ended, or it belongs to another principal (HTTP 404).
+	SignalNotFound
+)
+
+// String names the signal.
+func (s StreamSignal) String() string {
+	switch s {
+	case SignalFrame:
+		return "frame"
+	case SignalAttached:
+		return "attached"
+	case SignalConflict:
+		return "conflict"
+	case SignalClosed:
+		return "closed"
+	case SignalNotFound:
+		return "not-found"
+	}
+	return "signal(" + strconv.Itoa(int(s)) + ")"
 }
 
-// Runner is implemented by sinks whose transport has a goroutine waiting
-// for the request's answer anyway (an HTTP handler): the session may hand
-// it the request's handler to run there, saving two hand-overs between
-// goroutines. job returns the encoded response when the transport may write
-// it itself (the handler sent nothing else on the request's stream), and nil
-// when the response comes through Deliver as usual. A frame delivered while
-// job runs must still reach the client at once (the handler may be waiting
-// for the client's answer to it): the transport streams it from another
-// goroutine. Run reports whether the transport takes the job; it must not
-// run job itself (it is called on the session actor) and must not block.
-type Runner interface {
-	Run(job func() []byte) bool
+// Ends reports whether the signal ends its stream.
+func (s StreamSignal) Ends() bool { return s > SignalAttached }
+
+// StreamEvent is what a session sends to one of its streams: a frame for
+// the client or a signal. Events for one stream arrive in the order the
+// session sent them.
+type StreamEvent struct {
+	Stream StreamID
+	Signal StreamSignal
+	Frame  Frame // with SignalFrame
 }
-
-// InlineStreamer is implemented by Runners whose transport writes the
-// frames delivered while a job runs from the goroutine that delivers them,
-// with no goroutine of its own: any request may run there, whatever it
-// sends (a transport that needs a second goroutine to stream leaves that
-// choice to the session's inline policy).
-type InlineStreamer interface {
-	StreamsInline() bool
-}
-
-// Suspender is what a transport that runs handlers inline may offer them
-// (see Runner): a way to wait for the client without holding a thread.
-// A handler's call to the client suspends its goroutine with Suspend
-// and is brought back by Resume once the answer, a cancellation or the
-// session's end is there; meanwhile the thread goes on serving other
-// requests, and the goroutine that reads the answer runs the handler on
-// without waking another.
-//
-// Suspend returns false, at once, when it cannot suspend the calling
-// goroutine (not the one running the handler inline): the caller then
-// blocks as usual. When it returns true the caller was resumed, or a
-// Resume was already due; it checks again what it waits for, and may
-// suspend again. Resume may be called from any goroutine, at any time,
-// more than once; a Resume with nothing suspended makes the next Suspend
-// return at once.
-type Suspender interface {
-	Suspend() bool
-	Resume()
-}
-
-// Suspending is implemented by Runners that can suspend the jobs they run
-// (Suspender): Suspender returns the one for the job running now, or nil.
-type Suspending interface {
-	Suspender() Suspender
-}
-
-// StallReporter is implemented by Runners whose transport notices a job
-// that holds its goroutine too long (it blocks in a way Suspender cannot
-// suspend, or computes): Stalled, called by the job when it is done,
-// reports whether it did. The session then runs that handler elsewhere
-// from then on (see session.InlinePolicy).
-type StallReporter interface {
-	Stalled() bool
-}
-
-// ErrStreamActive answers AttachStream for a standalone stream that already
-// has a live connection (HTTP 409).
-var ErrStreamActive = errors.New("messages: the stream already has a connection")
-
-// ErrUnknownEvent answers AttachStream for a Last-Event-ID the session does
-// not know (never issued, or its stream is gone).
-var ErrUnknownEvent = errors.New("messages: unknown event ID")
 
 // ActorMessage is the sealed set of messages a session actor accepts from
 // outside its package.
@@ -108,35 +107,45 @@ type ActorMessage interface{ actorMessage() }
 
 // HandleRequest asks a session to handle a client request. Frames that
 // belong to the request (progress, logs, server-to-client requests made by
-// its handler, and finally the response) go to Sink; a nil Sink means the
-// session's standalone stream.
+// its handler, and finally the response) go to Stream; a zero Stream means
+// the session's standalone stream (stdio). Principal is who sent the
+// request, as the transport authenticated it: a session bound to another
+// principal answers SignalNotFound.
 type HandleRequest struct {
-	Msg  *Message
-	Sink Sink
+	Principal string
+	Msg       *Message
+	Stream    StreamID
 }
 
 // HandleNotification hands a session a client notification.
-type HandleNotification struct{ Msg *Message }
+type HandleNotification struct {
+	Principal string
+	Msg       *Message
+}
 
 // DeliverResponse hands a session the client's answer (result or error) to a
 // server-to-client request.
-type DeliverResponse struct{ Msg *Message }
+type DeliverResponse struct {
+	Principal string
+	Msg       *Message
+}
 
 // AttachStream gives a stream a connection. Without LastEventID it is the
 // session's standalone stream (traffic not tied to a client request), and
 // the frames that waited for a connection follow; with LastEventID it is
 // the stream that event belongs to, after the frames that followed it are
-// replayed. The outcome goes to Result when it is not nil: nil,
-// ErrStreamActive, ErrUnknownEvent, or an error saying the session ended.
+// replayed (an ID the session no longer knows opens the standalone stream
+// instead). The session answers on Stream first: SignalAttached,
+// SignalConflict or SignalNotFound.
 type AttachStream struct {
-	Sink        Sink
+	Principal   string
+	Stream      StreamID
 	LastEventID string
-	Result      chan<- error
 }
 
-// DetachStream tells the session that Sink's connection is gone. The
+// DetachStream tells the session that Stream's connection is gone. The
 // stream it carried stays resumable; nothing is cancelled.
-type DetachStream struct{ Sink Sink }
+type DetachStream struct{ Stream StreamID }
 
 // NotifyClient asks a session to send an encoded notification on its
 // standalone stream, once open. When URI is set, only a session subscribed to
@@ -144,6 +153,12 @@ type DetachStream struct{ Sink Sink }
 type NotifyClient struct {
 	Data []byte
 	URI  string
+}
+
+// DeleteSession is the client's request to end its session (HTTP DELETE):
+// the session closes unless Principal is not its own.
+type DeleteSession struct {
+	Principal string
 }
 
 // CloseSession ends a session: pending server-to-client calls fail, running
@@ -162,4 +177,5 @@ func (*DeliverResponse) actorMessage()    {}
 func (*AttachStream) actorMessage()       {}
 func (*DetachStream) actorMessage()       {}
 func (*NotifyClient) actorMessage()       {}
+func (*DeleteSession) actorMessage()      {}
 func (*CloseSession) actorMessage()       {}

@@ -25,7 +25,6 @@ type Call struct {
 	onProgress func(*messages.ProgressParams)
 	progress   chan *messages.ProgressParams
 	done       chan result
-	susp       messages.Suspender // resumed whenever done or progress gets something
 
 	id    messages.ID // set by Begin
 	token int64       // progress token, when onProgress is set
@@ -44,15 +43,7 @@ func (c *Call) ID() messages.ID { return c.id }
 func (c *Call) finish(raw json.RawMessage, err error) {
 	select {
 	case c.done <- result{raw: raw, err: err}:
-		c.resume()
 	default: // already finished
-	}
-}
-
-// resume tells a suspended caller there is news.
-func (c *Call) resume() {
-	if c.susp != nil {
-		c.susp.Resume()
 	}
 }
 
@@ -66,12 +57,6 @@ type CallOption func(*Call)
 // _meta) and calls fn, on the caller's goroutine, for each update.
 func WithProgress(fn func(*messages.ProgressParams)) CallOption {
 	return func(c *Call) { c.onProgress = fn }
-}
-
-// WithSuspender has the caller wait suspended by s when it can (see
-// messages.Suspender); nil changes nothing.
-func WithSuspender(s messages.Suspender) CallOption {
-	return func(c *Call) { c.susp = s }
 }
 
 // WithRoute sets the call's Route.

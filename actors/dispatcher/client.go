@@ -44,38 +44,13 @@ func (cl *Client) Call(ctx context.Context, method string, params any, opts ...C
 	return cl.Run(ctx, c)
 }
 
-// Run posts a prepared call and waits as Call does. A call made
-// WithSuspender waits suspended when it can (messages.Suspender): whatever
-// ends the wait resumes it.
+// Run posts a prepared call and waits as Call does.
 func (cl *Client) Run(ctx context.Context, c *Call) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if c.susp != nil {
-		stopCtx := context.AfterFunc(ctx, c.susp.Resume)
-		stopGone := context.AfterFunc(cl.gone, c.susp.Resume)
-		defer stopCtx()
-		defer stopGone()
-	}
 	cl.post(&Begin{Call: c})
-	suspend := c.susp != nil
 	for {
-		if suspend {
-			select {
-			case r := <-c.done:
-				return c.outcome(r)
-			case p := <-c.progress:
-				c.onProgress(p)
-				continue
-			case <-ctx.Done():
-				return cl.cancel(ctx, c)
-			case <-cl.gone.Done():
-				return cl.lost(c)
-			default:
-				suspend = c.susp.Suspend()
-				continue
-			}
-		}
 		select {
 		case r := <-c.done:
 			return c.outcome(r)

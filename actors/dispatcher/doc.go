@@ -13,11 +13,6 @@
 //	     ◀── ErrRemoteCancelled  HandleCancelled(ID)    ◀────────── notifications/cancelled
 //	progress callback ◀──────── HandleProgress(token)  ◀────────── notifications/progress
 //
-// A caller made WithSuspender (a handler a transport runs inline, see
-// messages.Suspender) waits suspended rather than blocked: the table's
-// finishing or routing progress to the call, the caller's context and the
-// actor's end each resume it.
-//
 // IDs are monotonic integers. A response for an ID that is not pending is
 // ignored and counted: as a duplicate when the ID was issued before, as
 // stray otherwise.

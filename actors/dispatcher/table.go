@@ -194,7 +194,6 @@ func (t *Table) HandleProgress(p *messages.ProgressParams) bool {
 	select {
 	case c.progress <- p:
 		t.stats.ProgressReceived++
-		c.resume()
 	default:
 		t.stats.DroppedProgress++
 	}

@@ -26,7 +26,8 @@ const (
 // sessionActor owns one session's state. Every field is touched only in
 // Receive, on the actor's goroutine.
 type sessionActor struct {
-	ref *Ref
+	ref       *Ref
+	principal string // who created the session; every client message must come from them
 	cfg *Config
 	lim Limits
 	log *slog.Logger
@@ -61,20 +62,21 @@ type inflight struct {
 	cancelled bool    // by the client: send no response
 }
 
-func newSessionActor(ref *Ref, cfg *Config, resumable bool) *sessionActor {
+func newSessionActor(ref *Ref, cfg *Config, opts SpawnOptions) *sessionActor {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	a := &sessionActor{
-		ref:      ref,
-		cfg:      cfg,
+		ref:       ref,
+		principal: opts.Principal,
+		cfg:       cfg,
 		lim:      cfg.Limits.withDefaults(),
 		log:      logger,
 		subs:     make(map[string]struct{}),
 		inflight: make(map[messages.ID]*inflight),
 	}
-	a.streams = newStreamSet(resumable, a.lim)
+	a.streams = newStreamSet(opts.Resumable, a.lim, cfg.Streams)
 	a.streams.obs = cfg.Observer
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.table = dispatcher.NewTable(a.sendCallFrame)
@@ -101,11 +103,19 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	}
 	switch m := msg.(type) {
 	case *messages.HandleRequest:
-		a.handleRequest(m.Msg, m.Sink)
+		if !a.accepts(m.Principal) {
+			a.streams.signal(m.Stream, messages.SignalNotFound)
+			return
+		}
+		a.handleRequest(m.Msg, m.Stream)
 	case *messages.HandleNotification:
-		a.handleNotification(m.Msg)
+		if a.accepts(m.Principal) {
+			a.handleNotification(m.Msg)
+		}
 	case *messages.DeliverResponse:
-		a.table.HandleResponse(m.Msg)
+		if a.accepts(m.Principal) {
+			a.table.HandleResponse(m.Msg)
+		}
 	case *requestDone:
 		a.requestDone(m)
 		if a.draining != nil && len(a.inflight) == 0 {
@@ -122,9 +132,17 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 			a.streams.closeStream(inf.stream)
 		}
 	case *messages.AttachStream:
-		a.attachStream(m)
+		if !a.accepts(m.Principal) {
+			a.streams.signal(m.Stream, messages.SignalNotFound)
+			return
+		}
+		a.streams.attach(m.Stream, m.LastEventID)
 	case *messages.DetachStream:
-		a.streams.detach(m.Sink, a.inflight)
+		a.streams.detach(m.Stream, a.inflight)
+	case *messages.DeleteSession:
+		if a.accepts(m.Principal) {
+			a.close(ctx, "deleted by the client")
+		}
 	case *messages.NotifyClient:
 		a.notifyClient(m)
 	case *getRoots, *storeRoots, *addRootsListener, *removeRootsListener, *rootsListenersDone:
@@ -213,17 +231,11 @@ func (a *sessionActor) drain(m *messages.CloseSession) {
 	})
 }
 
-// attachStream gives a stream a connection and reports the outcome.
-func (a *sessionActor) attachStream(m *messages.AttachStream) {
-	var err error
-	if a.state == stateClosed {
-		err = ErrSessionClosed
-	} else {
-		err = a.streams.attach(m.Sink, m.LastEventID)
-	}
-	if m.Result != nil {
-		m.Result <- err
-	}
+// accepts reports whether a client message from principal is for this
+// session: it is open to its own principal only, and to nobody once
+// closed. Anything else is answered as for a session that does not exist.
+func (a *sessionActor) accepts(principal string) bool {
+	return a.state != stateClosed && principal == a.principal
 }
 
 // routeFor picks the stream for a frame a handler of request route sends
@@ -271,7 +283,9 @@ func (a *sessionActor) notifyClient(m *messages.NotifyClient) {
 }
 
 // close ends the session: pending calls fail, handlers are cancelled,
-// streams close, and the actor stops.
+// streams close, and the actor stops once it has answered the messages
+// already in its mailbox (as a session that does not exist: nothing
+// posted to it is left waiting).
 func (a *sessionActor) close(ctx actor.Context, reason string) {
 	if a.state == stateClosed {
 		return
@@ -299,6 +313,6 @@ func (a *sessionActor) close(ctx actor.Context, reason string) {
 	}
 	a.ref.end()
 	if ctx != nil {
-		ctx.Stop(ctx.Self())
+		ctx.Poison(ctx.Self())
 	}
 }

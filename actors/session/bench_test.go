@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/harness"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -70,13 +71,15 @@ func BenchmarkServerToClientRoundTrip(b *testing.B) {
 // nopSink drops frames, standing in for a transport that is not there.
 type nopSink struct{ frames chan struct{} }
 
-func (s nopSink) Deliver(messages.Frame) bool {
-	if s.frames != nil {
-		s.frames <- struct{}{}
+func (s nopSink) Receive(messages.StreamEvent) bool {
+	select {
+	case s.frames <- struct{}{}:
+	default:
 	}
 	return true
 }
-func (nopSink) Close() {}
+
+func (nopSink) Gone() bool { return false }
 
 // BenchmarkIdleSession spawns sessions, opens them (initialize and
 // initialized, as a client would) and reports the heap each idle session
@@ -88,6 +91,8 @@ func BenchmarkIdleSession(b *testing.B) {
 		Params: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"roots":{"listChanged":true}},"clientInfo":{"name":"bench","version":"1"}}`)}
 	initialized := &messages.Message{Method: messages.MethodInitialized}
 	answered := nopSink{frames: make(chan struct{}, 1)}
+	rt := srv.Router()
+	sid := rt.Streams().Register(answered)
 
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -95,12 +100,12 @@ func BenchmarkIdleSession(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		ref, err := srv.NewSession()
+		id, err := rt.Open(context.Background(), router.OpenOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		ref.Send(&messages.HandleRequest{Msg: initialize, Sink: answered})
-		ref.Send(&messages.HandleNotification{Msg: initialized})
+		_ = rt.Deliver(context.Background(), id, &messages.HandleRequest{Msg: initialize, Stream: sid})
+		_ = rt.Deliver(context.Background(), id, &messages.HandleNotification{Msg: initialized})
 		<-answered.frames
 	}
 	b.StopTimer()

@@ -84,12 +84,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Observer is told what sessions do, for metrics; nil ignores it.
 	Observer Observer
+	// Streams carries the sessions' frames to the streams they are
+	// addressed to (the node's stream registry, or the cluster). Required.
+	Streams Streams
 	// Go runs handlers off the mailbox (nil: a new goroutine each).
 	Go func(func())
-	// Inline, when set, says which requests may run on the transport's own
-	// goroutine (see messages.Runner) and learns which ones send frames or
-	// hold that goroutine too long.
-	Inline InlinePolicy
 	// Dispatcher processes the sessions' mailboxes (nil: protoactor's
 	// default, a new goroutine per mailbox run).
 	Dispatcher actor.Dispatcher
@@ -143,23 +142,19 @@ type Observer interface {
 	EventsReplayed(n int)
 }
 
-// InlinePolicy decides which requests run their handler on the transport's
-// goroutine when the transport offers it (messages.Runner). Running there
-// saves two goroutine hand-overs; a handler that sends frames before its
-// answer (progress, logs, server-to-client requests) costs a transport
-// that cannot stream from there (not a messages.InlineStreamer) a second
-// goroutine instead, and a handler that holds the transport's goroutine
-// (it blocks, or computes for long: messages.StallReporter) keeps the
-// transport from serving others. The policy learns which handlers do.
-type InlinePolicy interface {
-	// Inline reports whether req's handler should run on the transport's
-	// goroutine; streams says whether the transport streams from there
-	// cheaply.
-	Inline(req *messages.Message, streams bool) bool
-	// Streamed is told that req's handler sent frames while it ran there.
-	Streamed(req *messages.Message)
-	// Ran is told, after req's handler ran there on a transport that
-	// notices stalls (messages.StallReporter), whether it held the
-	// transport's goroutine too long.
-	Ran(req *messages.Message, stalled bool)
+// Streams is where a session sends what it has for its streams: the node's
+// stream registry in one process, the cluster's router across nodes. Its
+// methods are called on the session actor and must not block.
+type Streams interface {
+	// DeliverStream hands ev to the stream it names, and reports whether
+	// the stream took it. A stream that is gone, or whose client is not
+	// keeping up, refuses it; the session then stops using the stream
+	// (what it sent stays in its event log for the client to resume). A
+	// stream on another node is reported as taking everything: if it turns
+	// out to be gone, the session is sent messages.DetachStream.
+	DeliverStream(ev messages.StreamEvent) bool
+	// StreamGone reports whether the client of a stream is known to have
+	// gone (a new GET may then take its place). Only a stream of this node
+	// can tell; any other reports false.
+	StreamGone(id messages.StreamID) bool
 }

@@ -17,9 +17,9 @@ const maxSubscriptions = 4096
 
 // handleRequest answers lifecycle requests on the actor and starts a handler
 // goroutine for everything else.
-func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) {
+func (a *sessionActor) handleRequest(req *messages.Message, conn messages.StreamID) {
 	reply := func(frame []byte, outcome Outcome) {
-		a.streams.send(a.streams.open(sink), frame, true)
+		a.streams.send(a.streams.open(conn), frame, true)
 		if obs := a.cfg.Observer; obs != nil {
 			obs.RequestHandled(req.Method, outcome, 0)
 		}
@@ -30,14 +30,6 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 		reply(frame, OutcomeOK)
 	}
 
-	if a.state == stateClosed {
-		if sink != nil {
-			sink.Deliver(messages.Frame{Data: messages.EncodeError(req.ID,
-				messages.Errorf(messages.CodeInvalidRequest, "invalid request: the session is closed")), End: true})
-			sink.Close()
-		}
-		return
-	}
 	switch req.Method {
 	case messages.MethodInitialize:
 		frame, err := a.initialize(req)
@@ -93,34 +85,14 @@ func (a *sessionActor) handleRequest(req *messages.Message, sink messages.Sink) 
 	// Not a child of a.ctx: registering with a parent costs a map insert
 	// and delete per request; close cancels every in-flight request itself.
 	ctx, cancel := context.WithCancel(context.Background())
-	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(sink)}
-	sess, cfg, log := a.newSession(req, sink), a.cfg, a.log
-	// A transport that streams inline cheaply runs every request inline;
-	// otherwise the policy decides, and learns from how it went.
-	cheap := streamsInline(sink)
-	if r, ok := sink.(messages.Runner); ok && cfg.Inline != nil && cfg.Inline.Inline(req, cheap) &&
-		r.Run(func() []byte {
-			out := serve(ctx, cfg, sess, req, log, true, !cheap)
-			if sr, ok := sink.(messages.StallReporter); ok {
-				cfg.Inline.Ran(req, sr.Stalled())
-			}
-			return out
-		}) {
-		return
-	}
-	job := func() { serve(ctx, cfg, sess, req, log, false, false) }
+	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(conn)}
+	sess, cfg, log := a.newSession(req), a.cfg, a.log
+	job := func() { serve(ctx, cfg, sess, req, log) }
 	if cfg.Go != nil {
 		cfg.Go(job)
 	} else {
 		go job()
 	}
-}
-
-// streamsInline reports whether sink's transport streams a request that
-// runs inline without a goroutine of its own (messages.InlineStreamer).
-func streamsInline(sink messages.Sink) bool {
-	is, ok := sink.(messages.InlineStreamer)
-	return ok && is.StreamsInline()
 }
 
 // subscribe handles resources/subscribe and resources/unsubscribe.
@@ -144,9 +116,8 @@ func (a *sessionActor) subscribe(req *messages.Message) *messages.Error {
 }
 
 // newSession builds the handle a request's handler receives.
-func (a *sessionActor) newSession(req *messages.Message, sink messages.Sink) *Session {
+func (a *sessionActor) newSession(req *messages.Message) *Session {
 	rs := &requestScope{id: req.ID, method: req.Method}
-	rs.susp, _ = sink.(messages.Suspending)
 	if bytes.Contains(req.Params, []byte(`"progressToken"`)) {
 		var p struct {
 			Meta messages.Meta `json:"_meta"`
@@ -158,12 +129,11 @@ func (a *sessionActor) newSession(req *messages.Message, sink messages.Sink) *Se
 	return &Session{ref: a.ref, info: a.info, req: rs}
 }
 
-// serve runs a handler off the mailbox and reports its response. With
-// direct (the transport runs it, see messages.Runner) it returns the
-// response for the transport to write when the handler sent nothing else
-// on its stream; the session is then only told the request is over. With
-// learn, the inline policy hears of a handler that streamed.
-func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, log *slog.Logger, direct, learn bool) (out []byte) {
+// serve runs a handler off the mailbox, on a goroutine of its own, and
+// reports its response to the session with a message. A panic in the
+// handler is logged and answered with an internal error: it harms neither
+// the session nor the node.
+func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, log *slog.Logger) {
 	var frame []byte
 	var start time.Time
 	if cfg.Observer != nil {
@@ -172,28 +142,16 @@ func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, 
 	outcome := OutcomeError
 	defer func() {
 		if p := recover(); p != nil {
-			log.Error("handler panicked", "method", req.Method, "panic", p, "stack", string(debug.Stack()))
+			log.Error("handler panicked", "session", s.ref.id, "method", req.Method, "panic", p, "stack", string(debug.Stack()))
 			frame = messages.EncodeError(req.ID, messages.ErrInternal)
+			outcome = OutcomeError
 		}
 		// Read before requestDone: the session releases the request's
 		// context once it has the response, which would read as cancelled.
 		if ctx.Err() != nil && !s.ref.Closed() {
 			outcome = OutcomeCancelled
 		}
-		switch {
-		case !direct:
-			s.ref.post(&requestDone{id: req.ID, frame: frame})
-		case s.req.emitted.Load() == 0 && ctx.Err() == nil:
-			// (A cancelled request, or one of a closed session, gets no
-			// response: the session decides, as for any other.)
-			out = frame
-			s.ref.post(&requestDone{id: req.ID, direct: true})
-		default:
-			if learn && s.req.emitted.Load() > 0 {
-				cfg.Inline.Streamed(req)
-			}
-			s.ref.post(&requestDone{id: req.ID, frame: frame})
-		}
+		s.ref.post(&requestDone{id: req.ID, frame: frame})
 		if cfg.Observer != nil {
 			cfg.Observer.RequestHandled(req.Method, outcome, time.Since(start))
 		}
@@ -202,20 +160,19 @@ func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, 
 	if err == nil {
 		if frame, err = messages.EncodeResult(req.ID, res); err == nil {
 			outcome = OutcomeOK
-			return nil // set by the deferred function
+			return
 		}
-		log.Error("encoding a result failed", "method", req.Method, "err", err)
+		log.Error("encoding a result failed", "session", s.ref.id, "method", req.Method, "err", err)
 		err = messages.ErrInternal
 	}
 	var wire *messages.Error
 	if !errors.As(err, &wire) {
 		if ctx.Err() == nil {
-			log.Error("handler failed", "method", req.Method, "err", err)
+			log.Error("handler failed", "session", s.ref.id, "method", req.Method, "err", err)
 		}
 		wire = messages.ErrInternal
 	}
 	frame = messages.EncodeError(req.ID, wire)
-	return nil // set by the deferred function
 }
 
 // requestDone sends a finished handler's response on its stream, unless the
@@ -233,16 +190,8 @@ func (a *sessionActor) requestDone(m *requestDone) {
 		}
 		return
 	}
-	if m.direct { // the transport wrote the response itself
-		if st := inf.stream; st != nil {
-			st.done = true
-			a.streams.forget(st)
-		}
-		return
-	}
 	a.streams.send(inf.stream, m.frame, true)
 }
-
 // handleNotification applies a client notification.
 func (a *sessionActor) handleNotification(n *messages.Message) {
 	switch n.Method {

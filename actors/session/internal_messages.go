@@ -9,11 +9,10 @@ import (
 type internalMessage interface{ sessionMessage() }
 
 // requestDone reports that the handler of request id returned. frame is the
-// encoded response; with direct the transport has written it already.
+// encoded response.
 type requestDone struct {
-	id     messages.ID
-	frame  []byte
-	direct bool
+	id    messages.ID
+	frame []byte
 }
 
 // sendFrame asks the session to send an encoded message on the stream of

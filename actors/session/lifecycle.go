@@ -42,6 +42,7 @@ func (a *sessionActor) initialize(req *messages.Message) ([]byte, *messages.Erro
 		return nil, messages.ErrInternal
 	}
 	a.state = statePending
+	a.ref.info.Store(a.info)
 	a.streams.prime = a.info.ProtocolVersion >= messages.Version20251125
 	a.log.Debug("session initialized", "version", a.info.ProtocolVersion, "client", p.ClientInfo.Name)
 	return frame, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/harness"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -118,21 +119,35 @@ func TestNoServerRequestBeforeInitialized(t *testing.T) {
 	assert.Contains(t, methods(c), messages.MethodListRoots)
 }
 
-// TestRetire checks that a retired session reads as ended to whoever looks
-// it up, while it still serves until its CloseSession arrives.
-func TestRetire(t *testing.T) {
-	c := harness.New(t, nil).Connect()
-	ref := c.Ref()
-	assert.False(t, ref.Retired())
+// TestPrincipalIsChecked checks that a session answers only its own
+// principal: anyone else's request is told the session does not exist,
+// their notifications and deletes do nothing.
+func TestPrincipalIsChecked(t *testing.T) {
+	h := harness.New(t, nil)
+	c := h.Connect(harness.WithPrincipal("alice"))
+	rt := h.Server.Router()
+	ctx := context.Background()
 
-	ref.Retire()
-	assert.True(t, ref.Retired())
-	assert.False(t, ref.Closed(), "retiring does not close")
-	m, err := c.Call(context.Background(), messages.MethodPing, nil)
+	q := router.NewQueue(ctx, 16, nil)
+	sid := rt.Streams().Register(q)
+	defer rt.Streams().Unregister(sid)
+	ping := &messages.Message{ID: messages.IntID(7), Method: messages.MethodPing}
+	require.NoError(t, rt.Deliver(ctx, c.ID(), &messages.HandleRequest{Principal: "mallory", Msg: ping, Stream: sid}))
+	batch, ok := q.Wait(ctx)
+	require.True(t, ok)
+	require.Len(t, batch, 1)
+	assert.Equal(t, messages.SignalNotFound, batch[0].Signal)
+
+	require.NoError(t, rt.Deliver(ctx, c.ID(), &messages.DeleteSession{Principal: "mallory"}))
+	m, err := c.Call(ctx, messages.MethodPing, nil)
 	require.NoError(t, err)
-	assert.Nil(t, m.Error, "a request already routed to it is still served")
+	assert.Nil(t, m.Error, "someone else's DELETE does not end the session")
+	_, err = rt.Lookup(ctx, c.ID())
+	require.NoError(t, err)
 
-	ref.Send(&messages.CloseSession{Reason: "test"})
-	<-ref.Done()
-	assert.True(t, ref.Retired())
+	require.NoError(t, rt.Deliver(ctx, c.ID(), &messages.DeleteSession{Principal: "alice"}))
+	_, err = rt.Lookup(ctx, c.ID())
+	require.ErrorIs(t, err, router.ErrSessionNotFound, "refused from the moment it is deleted")
+	<-c.Done()
+	require.ErrorIs(t, rt.Deliver(ctx, c.ID(), &messages.HandleNotification{Principal: "alice", Msg: ping}), router.ErrSessionNotFound)
 }

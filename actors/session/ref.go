@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -11,8 +12,10 @@ import (
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
-// Ref is the address of one session actor. Transports, the server and the
-// cluster hold it to send the session messages; it holds no session state.
+// Ref is the address of one session actor in this process. The node's
+// router and the session's own handlers hold it to send the session
+// messages (transports reach sessions through a router, by ID); it holds
+// no session state.
 type Ref struct {
 	id        string
 	principal string
@@ -21,8 +24,11 @@ type Ref struct {
 	gone      context.Context // cancelled by the actor when the session ends
 	end       context.CancelFunc
 	client    *dispatcher.Client
-	retired   atomic.Bool // see Retire
+	info      atomic.Pointer[Info] // set once by the actor at initialize
 }
+
+// Info returns what the session learnt at initialize, or nil before.
+func (r *Ref) Info() *Info { return r.info.Load() }
 
 // ID returns the session ID.
 func (r *Ref) ID() string { return r.id }
@@ -51,16 +57,6 @@ func (r *Ref) Closed() bool {
 	}
 }
 
-// Retire marks the session as ended for whoever looks it up from now on
-// (Retired), before its actor has processed the CloseSession that must
-// follow: a transport that answers a DELETE first, and closes the session
-// right after, has requests that arrive in between refused (404) as they
-// would be once it has closed.
-func (r *Ref) Retire() { r.retired.Store(true) }
-
-// Retired reports whether Retire was called, or the session has ended.
-func (r *Ref) Retired() bool { return r.retired.Load() || r.Closed() }
-
 func (r *Ref) post(m any) {
 	if r.Closed() {
 		return
@@ -79,8 +75,12 @@ type SpawnOptions struct {
 
 // Spawn starts a session actor with the given ID. The session is new: it
 // answers initialize and ping until initialized. Frames not tied to a
-// request go to the stream attached with messages.AttachStream.
+// request go to the stream attached with messages.AttachStream; every
+// frame goes through cfg.Streams.
 func Spawn(root *actor.RootContext, id string, cfg *Config, opts SpawnOptions) (*Ref, error) {
+	if cfg.Streams == nil {
+		return nil, errors.New("session: Config.Streams is required")
+	}
 	r := &Ref{id: id, principal: opts.Principal, root: root}
 	r.gone, r.end = context.WithCancel(context.Background())
 	r.client = dispatcher.NewClient(func(m dispatcher.Message) { r.post(m) }, r.gone, ErrSessionClosed)
@@ -88,7 +88,7 @@ func Spawn(root *actor.RootContext, id string, cfg *Config, opts SpawnOptions) (
 	if cfg.Dispatcher != nil {
 		popts = append(popts, actor.WithDispatcher(cfg.Dispatcher))
 	}
-	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(r, cfg, opts.Resumable) }, popts...)
+	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(r, cfg, opts) }, popts...)
 	pid, err := root.SpawnNamed(props, "mcp-session/"+id)
 	if err != nil {
 		return nil, fmt.Errorf("spawning session %q: %w", id, err)

@@ -27,23 +27,10 @@ type requestScope struct {
 	method   string
 	token    messages.ID
 	hasToken bool
-	susp     messages.Suspending // the transport's, when it runs handlers inline
 
 	mu       sync.Mutex // guards last and reported: handlers may report from several goroutines
 	last     float64
 	reported bool
-
-	// emitted counts what the handler sent on the request's stream
-	// (progress, logs, server-to-client requests, an early close); with
-	// none, the transport may write the response itself.
-	emitted atomic.Int32
-}
-
-// emit counts a frame sent on the request's stream.
-func (s *Session) emit() {
-	if s.req != nil {
-		s.req.emitted.Add(1)
-	}
 }
 
 // ID returns the session ID.
@@ -94,7 +81,6 @@ func (s *Session) Log(ctx context.Context, level messages.LoggingLevel, logger s
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	s.emit()
 	s.ref.post(&sendLog{route: s.route(), rank: level.Rank(), data: frame})
 	return nil
 }
@@ -124,7 +110,6 @@ func (s *Session) Progress(ctx context.Context, progress, total float64, message
 		return fmt.Errorf("session: encoding progress: %w", err)
 	}
 	s.req.last, s.req.reported = progress, true
-	s.emit()
 	// Posted under the lock so that reports leave in the order they passed
 	// the check.
 	s.ref.post(&sendFrame{route: s.route(), data: frame})
@@ -137,7 +122,6 @@ func (s *Session) Progress(ctx context.Context, progress, total float64, message
 // including the response (SSE polling). Elsewhere it does nothing.
 func (s *Session) CloseStream() {
 	if s.req != nil {
-		s.emit() // the response must then wait in the event log
 		s.ref.post(&closeStream{route: s.req.id})
 	}
 }
@@ -160,12 +144,6 @@ func (s *Session) call(ctx context.Context, method string, params any, opts ...d
 		return nil, fmt.Errorf("calling %q: %w", method, ErrSessionClosed)
 	}
 	opts = append(opts, dispatcher.WithRoute(s.route()))
-	if s.req != nil && s.req.susp != nil {
-		if sp := s.req.susp.Suspender(); sp != nil {
-			opts = append(opts, dispatcher.WithSuspender(sp))
-		}
-	}
-	s.emit()
 	return s.ref.client.Call(ctx, method, params, opts...)
 }
 

@@ -10,7 +10,8 @@ import (
 // A stream is one ordered flow of frames to the client: the stream of one
 // client request (its progress, logs, server-to-client requests and finally
 // its response), or the session's standalone stream (everything else). The
-// transport's Sink carries a stream while a connection is open; on a
+// transport's stream (messages.StreamID) carries it while a connection is
+// open; on a
 // resumable session (Streamable HTTP) the frames of a stream in SSE mode
 // carry event IDs "<stream>-<seq>" and are kept in the session's event log,
 // so a client that lost the connection can resume with Last-Event-ID.
@@ -22,7 +23,7 @@ import (
 // for the client to resume. Nothing is ever sent on two streams.
 type stream struct {
 	id         string
-	sink       messages.Sink // nil while no connection carries the stream
+	conn       messages.StreamID // zero while no connection carries the stream
 	sse        bool          // frames carry event IDs
 	seq        uint64        // last event sequence number
 	done       bool          // the response has been sent or logged
@@ -76,10 +77,12 @@ type streamSet struct {
 
 	maxEvents, maxBytes, standaloneRetain int
 	obs                                   Observer // may be nil
+	out                                   Streams  // where frames go
 }
 
-func newStreamSet(resumable bool, lim Limits) streamSet {
+func newStreamSet(resumable bool, lim Limits, out Streams) streamSet {
 	ss := streamSet{
+		out:              out,
 		resumable:        resumable,
 		byID:             map[string]*stream{},
 		maxEvents:        lim.MaxEvents,
@@ -93,19 +96,19 @@ func newStreamSet(resumable bool, lim Limits) streamSet {
 	return ss
 }
 
-// open makes a stream for a client request carried by sink. A nil sink
+// open makes a stream for a client request carried by conn. A zero conn
 // means the request has no stream of its own (stdio): nil is returned and
 // its frames go on the standalone stream.
-func (ss *streamSet) open(sink messages.Sink) *stream {
-	if sink == nil {
+func (ss *streamSet) open(conn messages.StreamID) *stream {
+	if conn.IsZero() {
 		return nil
 	}
 	ss.nextID++
-	return &stream{id: strconv.FormatUint(ss.nextID, 10), sink: sink}
+	return &stream{id: strconv.FormatUint(ss.nextID, 10), conn: conn}
 }
 
 // live reports whether st has a connection.
-func live(st *stream) bool { return st != nil && st.sink != nil }
+func live(st *stream) bool { return st != nil && !st.conn.IsZero() }
 
 // send puts data on st: as a plain frame while the stream is not in SSE
 // mode, or as a logged event with an ID. end marks the request's response.
@@ -171,13 +174,26 @@ func (ss *streamSet) startSSE(st *stream) {
 	}
 }
 
-// deliver hands f to st's sink; a sink that refuses it is dropped.
+// deliver hands f to st's connection; one that refuses it is dropped.
 func (ss *streamSet) deliver(st *stream, f messages.Frame) bool {
-	if st.sink.Deliver(f) {
+	if ss.out.DeliverStream(messages.StreamEvent{Stream: st.conn, Frame: f}) {
 		return true
 	}
-	st.sink = nil
+	st.conn = messages.StreamID{}
 	return false
+}
+
+// signal ends the connection conn with sig, if there is one.
+func (ss *streamSet) signal(conn messages.StreamID, sig messages.StreamSignal) {
+	if !conn.IsZero() {
+		ss.out.DeliverStream(messages.StreamEvent{Stream: conn, Signal: sig})
+	}
+}
+
+// hangUp ends st's connection, leaving the stream as it is.
+func (ss *streamSet) hangUp(st *stream) {
+	ss.signal(st.conn, messages.SignalClosed)
+	st.conn = messages.StreamID{}
 }
 
 // append logs a frame of st and returns the entry.
@@ -249,41 +265,43 @@ func (ss *streamSet) removeWhere(drop func(*event) bool) {
 	ss.log = out
 }
 
-// attach gives a stream a connection: the standalone stream when
-// lastEventID is empty, else the stream the event belongs to, after
-// replaying what followed that event.
-func (ss *streamSet) attach(sink messages.Sink, lastEventID string) error {
-	if lastEventID == "" {
-		st := ss.standalone
-		if live(st) {
-			if g, ok := st.sink.(interface{ Gone() bool }); !ok || !g.Gone() {
-				return messages.ErrStreamActive
+// attach gives conn a stream: the standalone stream when lastEventID is
+// empty (or names an event the session no longer holds), else the stream
+// the event belongs to, after replaying what followed that event. It
+// answers conn with SignalAttached or SignalConflict first.
+func (ss *streamSet) attach(conn messages.StreamID, lastEventID string) {
+	if lastEventID != "" {
+		id, seq, ok := parseEventID(lastEventID)
+		if st := ss.byID[id]; ok && st != nil && seq <= st.seq {
+			if live(st) && st.conn != conn {
+				ss.hangUp(st) // the client resumed elsewhere: the old connection is dead to it
 			}
-			st.sink.Close() // its client has gone: the new GET takes over
-			st.sink = nil
+			ss.signal(conn, messages.SignalAttached)
+			st.conn = conn
+			ss.replay(st, func(e *event) bool { return e.seq > seq })
+			if st.done && !st.standalone {
+				ss.forget(st)
+			}
+			return
 		}
-		st.sink = sink
-		ss.replay(st, func(e *event) bool { return !e.delivered })
-		if ss.prime && live(st) {
-			// Give the client an ID to resume from even if nothing comes.
-			ss.deliver(st, messages.Frame{EventID: eventID(st.id, st.seq)})
+		// An event we no longer hold (or never issued): the standalone
+		// stream instead of failing the reconnecting client.
+	}
+	st := ss.standalone
+	if live(st) {
+		if !ss.out.StreamGone(st.conn) {
+			ss.signal(conn, messages.SignalConflict)
+			return
 		}
-		return nil
+		ss.hangUp(st) // its client has gone: the new GET takes over
 	}
-	id, seq, ok := parseEventID(lastEventID)
-	st := ss.byID[id]
-	if !ok || st == nil || seq > st.seq {
-		return messages.ErrUnknownEvent
+	ss.signal(conn, messages.SignalAttached)
+	st.conn = conn
+	ss.replay(st, func(e *event) bool { return !e.delivered })
+	if ss.prime && live(st) {
+		// Give the client an ID to resume from even if nothing comes.
+		ss.deliver(st, messages.Frame{EventID: eventID(st.id, st.seq)})
 	}
-	if live(st) && st.sink != sink {
-		st.sink.Close() // the client resumed elsewhere: the old connection is dead to it
-	}
-	st.sink = sink
-	ss.replay(st, func(e *event) bool { return e.seq > seq })
-	if st.done && !st.standalone {
-		ss.forget(st)
-	}
-	return nil
 }
 
 // replay delivers the logged events of st that pick selects, in order.
@@ -310,26 +328,29 @@ func (ss *streamSet) replay(st *stream, pick func(*event) bool) {
 	}
 }
 
-// detach removes sink from whichever stream it carries.
-func (ss *streamSet) detach(sink messages.Sink, inflight map[messages.ID]*inflight) {
-	if ss.standalone.sink == sink {
-		ss.standalone.sink = nil
+// detach removes conn from whichever stream it carries.
+func (ss *streamSet) detach(conn messages.StreamID, inflight map[messages.ID]*inflight) {
+	if conn.IsZero() {
+		return
+	}
+	if ss.standalone.conn == conn {
+		ss.standalone.conn = messages.StreamID{}
 		return
 	}
 	for _, st := range ss.byID {
-		if st.sink == sink {
-			st.sink = nil
+		if st.conn == conn {
+			st.conn = messages.StreamID{}
 			return
 		}
 	}
 	for _, inf := range inflight {
-		if inf.stream != nil && inf.stream.sink == sink {
-			inf.stream.sink = nil
+		if inf.stream != nil && inf.stream.conn == conn {
+			inf.stream.conn = messages.StreamID{}
 			return
 		}
 	}
 	for i, st := range ss.parked {
-		if st.sink == sink {
+		if st.conn == conn {
 			ss.parked = append(ss.parked[:i], ss.parked[i+1:]...)
 			return
 		}
@@ -353,13 +374,11 @@ func (ss *streamSet) park(st *stream) {
 		return
 	}
 	if !st.sse {
-		st.sink.Close()
-		st.sink = nil
+		ss.hangUp(st)
 		return
 	}
 	if len(ss.parked) >= maxParked {
-		ss.parked[0].sink.Close()
-		ss.parked[0].sink = nil
+		ss.hangUp(ss.parked[0])
 		ss.parked = ss.parked[1:]
 	}
 	ss.parked = append(ss.parked, st)
@@ -381,32 +400,29 @@ func (ss *streamSet) closeStream(st *stream) {
 		ss.startSSE(st)
 	}
 	if live(st) {
-		st.sink.Close()
-		st.sink = nil
+		ss.hangUp(st)
 	}
 }
 
 // closeAll closes every connection.
 func (ss *streamSet) closeAll(inflight map[messages.ID]*inflight) {
 	if live(ss.standalone) {
-		ss.standalone.sink.Close()
+		ss.hangUp(ss.standalone)
 	}
-	ss.standalone.sink = nil
 	for _, st := range ss.byID {
 		if live(st) {
-			st.sink.Close()
-			st.sink = nil
+			ss.hangUp(st)
 		}
 	}
 	for _, inf := range inflight {
 		if live(inf.stream) {
-			inf.stream.sink.Close()
-			inf.stream.sink = nil
+			ss.hangUp(inf.stream)
 		}
 	}
 	for _, st := range ss.parked {
-		st.sink.Close()
-		st.sink = nil
+		if live(st) {
+			ss.hangUp(st)
+		}
 	}
 	ss.parked = nil
 	ss.log, ss.logBytes, ss.standaloneEvents = nil, 0, 0

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -119,7 +120,7 @@ func text(s string) *messages.CallToolResult {
 // one JSON-RPC message.
 type peer struct {
 	t     *testing.T
-	ref   *session.Ref
+	ref   *session.Ref // the session ServeStdio opened
 	stdin *io.PipeWriter // our end of the server's r
 	lines chan []byte    // lines the server wrote, newline included; closed at EOF
 
@@ -134,15 +135,15 @@ type peer struct {
 // stdout.
 func (f *fixture) serve(t *testing.T, ctx context.Context, opts *transport.StdioOptions) *peer {
 	t.Helper()
-	ref, err := f.srv.NewSession()
-	require.NoError(t, err)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	p := &peer{t: t, ref: ref, stdin: inW, lines: make(chan []byte, 1024), served: make(chan error, 1)}
+	opened := make(chan string, 1)
+	rt := &recordingRouter{Router: f.srv.Router(), opened: opened}
+	p := &peer{t: t, stdin: inW, lines: make(chan []byte, 1024), served: make(chan error, 1)}
 	stop := make(chan struct{}) // closed when the test ends: stop reading stdout
 
 	go func() {
-		err := transport.ServeStdio(ctx, inR, outW, ref, opts)
+		err := transport.ServeStdio(ctx, inR, outW, rt, opts)
 		outW.Close()
 		p.served <- err
 	}()
@@ -164,6 +165,10 @@ func (f *fixture) serve(t *testing.T, ctx context.Context, opts *transport.Stdio
 		}
 	}()
 
+	id := recv(t, opened, "ServeStdio to open its session")
+	ref, ok := f.srv.Session(id)
+	require.True(t, ok, "the session ServeStdio opened is not live")
+	p.ref = ref
 	t.Cleanup(func() {
 		defer outR.Close()
 		defer close(stop)
@@ -341,4 +346,18 @@ func textOf(t *testing.T, res *messages.CallToolResult) string {
 	tc, ok := res.Content[0].(*messages.TextContent)
 	require.True(t, ok, "content %T", res.Content[0])
 	return tc.Text
+}
+
+// recordingRouter tells the ID of the session ServeStdio opens.
+type recordingRouter struct {
+	router.Router
+	opened chan<- string
+}
+
+func (r *recordingRouter) Open(ctx context.Context, o router.OpenOptions) (string, error) {
+	id, err := r.Router.Open(ctx, o)
+	if err == nil {
+		r.opened <- id
+	}
+	return id, err
 }

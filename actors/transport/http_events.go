@@ -1,115 +1,87 @@
 package transport
 
 import (
-	"io"
-	"net"
-	"strconv"
+	"net/http"
 	"time"
 
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
 // eventWriter writes Server-Sent Events to one response: frames as events
-// (priming frames with the reconnection delay), and comments.
+// (priming frames with the reconnection delay), and keep-alive comments.
 type eventWriter struct {
-	w        io.Writer
-	flush    func() error
-	deadline func(time.Time) error // may be nil
-	timeout  time.Duration
-	retry    string // the retry field of priming events, in ms
-	obs      Observer
-	buf      []byte
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	retry   string // the retry field of priming events, in ms
+	obs     Observer
+	buf     []byte
 }
 
-func newEventWriter(w io.Writer, flush func() error, deadline func(time.Time) error, o *HTTPOptions) *eventWriter {
+// ctSSE, noCache and noBuffering are the header values of every event
+// stream, shared: net/http only reads them.
+var (
+	ctSSE       = []string{"text/event-stream"}
+	noCache     = []string{"no-cache"}
+	noBuffering = []string{"no"}
+)
+
+// startSSE answers 200 with an event stream. The head goes out with the
+// first events, or when the handler returns.
+func (h *HTTPHandler) startSSE(x *exchange) *eventWriter {
+	hd := x.w.Header()
+	hd["Content-Type"] = ctSSE
+	hd["Cache-Control"] = noCache
+	hd["X-Accel-Buffering"] = noBuffering // let proxies stream
+	x.w.WriteHeader(http.StatusOK)
+	x.status, x.streamed = http.StatusOK, true
 	return &eventWriter{
-		w:        w,
-		flush:    flush,
-		deadline: deadline,
-		timeout:  o.WriteTimeout,
-		retry:    strconv.FormatInt(o.Retry.Milliseconds(), 10),
-		obs:      o.Observer,
+		w:       x.w,
+		rc:      http.NewResponseController(x.w),
+		timeout: h.opts.WriteTimeout,
+		retry:   h.retry,
+		obs:     h.opts.Observer,
 	}
 }
 
-// sseHeaders are the header lines every event-stream answer carries.
-const sseHeaders = "Content-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\n"
-
-// bodyEnd is the last chunk of a chunked body without trailers.
-const bodyEnd = "0\r\n\r\n"
-
-var bodyEndBytes = []byte(bodyEnd)
-
-// appendBody appends events to b as the next piece of an event-stream
-// body: as they are, or as one chunk of a chunked body, followed by the
-// body's end with end (a body that is not chunked ends with its
-// connection).
-func appendBody(b, events []byte, chunked, end bool) []byte {
-	if !chunked {
-		return append(b, events...)
+// write sends frames as events, and a keep-alive comment with ping. With
+// last nothing follows them: they are not flushed, and go out with the end
+// of the response, in one write.
+func (ew *eventWriter) write(frames []messages.Frame, ping, last bool) error {
+	ew.buf = appendEvents(ew.buf[:0], frames, ping, ew.retry)
+	if len(ew.buf) == 0 && last {
+		return nil
 	}
-	if len(events) > 0 {
-		b = appendChunk(b, events)
+	_ = ew.rc.SetWriteDeadline(time.Now().Add(ew.timeout))
+	if _, err := ew.w.Write(ew.buf); err != nil {
+		return err
 	}
-	if end {
-		b = append(b, bodyEnd...)
-	}
-	return b
-}
-
-// appendChunk frames data as one HTTP/1.1 chunk.
-func appendChunk(b, data []byte) []byte {
-	b = strconv.AppendInt(b, int64(len(data)), 16)
-	b = append(b, "\r\n"...)
-	b = append(b, data...)
-	return append(b, "\r\n"...)
-}
-
-// pumpEvents writes what src yields onto conn, after head, until src says
-// done or an end frame goes out, each batch framed by appendBody. Every
-// write waits up to the write timeout; a failed one is told to src. It
-// reports whether all was written.
-func pumpEvents(conn net.Conn, src *eventSource, head []byte, chunked bool, o *HTTPOptions, retry string) bool {
-	b := head
-	var events []byte
-	for {
-		frames, ping, done := src.next()
-		var last bool
-		events, last = appendEvents(events[:0], frames, ping, retry)
-		finished := done || last
-		b = appendBody(b, events, chunked, finished)
-		if len(b) > 0 {
-			_ = conn.SetWriteDeadline(time.Now().Add(o.WriteTimeout))
-			if _, err := conn.Write(b); err != nil {
-				src.failed()
-				return false
-			}
-			if o.Observer != nil {
-				for range frames {
-					o.Observer.StreamEvent(false)
-				}
-			}
+	if !last {
+		if err := ew.rc.Flush(); err != nil {
+			return err
 		}
-		if finished {
-			return true
-		}
-		b = b[:0]
 	}
+	if ew.obs != nil {
+		for range frames {
+			ew.obs.StreamEvent(false)
+		}
+	}
+	return nil
 }
+
+// flush sends what has been written so far (the head of a GET's stream).
+func (ew *eventWriter) flush() error { return ew.rc.Flush() }
 
 // appendEvents formats frames as SSE events onto buf, and a keep-alive
-// comment after them with ping, and reports whether the last one ended
-// its stream (a request's response).
-func appendEvents(buf []byte, frames []messages.Frame, ping bool, retry string) ([]byte, bool) {
-	end := false
+// comment after them with ping.
+func appendEvents(buf []byte, frames []messages.Frame, ping bool, retry string) []byte {
 	for _, f := range frames {
 		buf = appendEvent(buf, f, retry)
-		end = end || f.End
 	}
 	if ping {
 		buf = append(buf, ": keepalive\n\n"...)
 	}
-	return buf, end
+	return buf
 }
 
 // appendEvent formats one frame as an SSE event onto buf.
@@ -127,36 +99,4 @@ func appendEvent(buf []byte, f messages.Frame, retry string) []byte {
 	buf = append(buf, "event: message\ndata: "...)
 	buf = append(buf, f.Data...) // compact JSON: one line
 	return append(buf, "\n\n"...)
-}
-
-// write sends frames as events (and a keep-alive comment with ping), and
-// reports whether the last one ended the stream. The events that end a
-// stream are not flushed: the server sends them with the end of the
-// response, in one write.
-func (ew *eventWriter) write(frames []messages.Frame, ping bool) (end bool, err error) {
-	ew.buf, end = appendEvents(ew.buf[:0], frames, ping, ew.retry)
-	if end {
-		_, err = ew.w.Write(ew.buf)
-	} else {
-		err = ew.send(ew.buf)
-	}
-	if err != nil {
-		return false, err
-	}
-	if ew.obs != nil {
-		for range frames {
-			ew.obs.StreamEvent(false)
-		}
-	}
-	return end, nil
-}
-
-func (ew *eventWriter) send(b []byte) error {
-	if ew.deadline != nil {
-		_ = ew.deadline(time.Now().Add(ew.timeout))
-	}
-	if _, err := ew.w.Write(b); err != nil {
-		return err
-	}
-	return ew.flush()
 }

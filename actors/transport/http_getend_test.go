@@ -38,14 +38,13 @@ func rawGET(t *testing.T, c *httpClient, conn net.Conn, extra string) (*http.Res
 }
 
 // TestGETStreamEndGivesTheConnectionBack checks how a GET stream ends when
-// the server ends it (here: the session is deleted). On fasthttp over
-// HTTP/1.1 the body is chunked, ends cleanly, and the same connection then
-// serves the client's next request; Shutdown closes such a connection. On
-// net/http the body ends with the connection.
+// the server ends it (here: the session is deleted). Over HTTP/1.1 the
+// body is chunked, ends cleanly, and the same connection then serves the
+// client's next request; Shutdown closes such a connection.
 func TestGETStreamEndGivesTheConnectionBack(t *testing.T) {
 	var conn net.Conn
 	t.Cleanup(func() { // runs after the fixture's shutdown
-		if conn == nil || testEngine == "std" {
+		if conn == nil {
 			return
 		}
 		_ = conn.SetReadDeadline(time.Now().Add(watchdog))
@@ -62,11 +61,7 @@ func TestGETStreamEndGivesTheConnectionBack(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, conn.SetDeadline(time.Now().Add(2*watchdog)))
 	resp, br := rawGET(t, c, conn, "")
-	if testEngine != "std" {
-		require.Equal(t, []string{"chunked"}, resp.TransferEncoding)
-	} else {
-		require.True(t, resp.Close, "net/http: the body ends with the connection")
-	}
+	require.Equal(t, []string{"chunked"}, resp.TransferEncoding)
 
 	// An event on the stream, then the session's end ends the stream.
 	c.callTool("test_toggle_tool", nil)
@@ -82,9 +77,6 @@ func TestGETStreamEndGivesTheConnectionBack(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
 	_, err = io.Copy(io.Discard, events)
 	require.NoError(t, err, "the stream ends cleanly")
-	if testEngine == "std" {
-		return
-	}
 
 	// The same connection serves a new session's initialize.
 	id := writeInitialize(t, c, conn)
@@ -105,12 +97,10 @@ func writeInitialize(t *testing.T, c *httpClient, conn net.Conn) messages.ID {
 }
 
 // TestGETStreamClosesWhenAskedTo checks that a GET whose client asks for
-// the connection to close (or speaks HTTP/1.0) gets a body that ends with
-// the connection.
+// the connection to close gets it closed after the stream.
 func TestGETStreamClosesWhenAskedTo(t *testing.T) {
 	c, conn, _ := rawSession(t)
 	resp, br := rawGET(t, c, conn, "Connection: close\r\n")
-	assert.Empty(t, resp.TransferEncoding)
 	assert.True(t, resp.Close)
 
 	r := c.do(http.MethodDelete, nil, nil)
@@ -158,9 +148,6 @@ func TestHTTP10StreamEndsWithTheConnection(t *testing.T) {
 // pipelined behind its GET is served once the server ends the stream (here
 // the session's DELETE ends it, on the session actor's goroutine).
 func TestGETStreamEndServesWhatFollowed(t *testing.T) {
-	if testEngine != "loop" {
-		t.Skip("net/http closes the connection; fasthttp reads no further while the stream has it")
-	}
 	c, conn, _ := rawSession(t)
 	resp, br := rawGET(t, c, conn, "")
 	id := writeInitialize(t, c, conn)

@@ -1,13 +1,11 @@
 package transport_test
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -49,19 +47,12 @@ type httpSetup struct {
 	Configure func(*http.Server)
 }
 
-// testEngine is the HTTP server the fixtures run: "loop" (LoopServer,
-// what mcp-actors serve runs; the default), "fast" (FastServer) or "std"
-// (HTTPHandler on NewHTTPServer). CI runs the package under each:
-// MCP_ACTORS_TEST_HTTP=fast go test ./actors/transport/
-var testEngine = cmp.Or(os.Getenv("MCP_ACTORS_TEST_HTTP"), "loop")
-
 // httpFixture is a server with the reference tools and a few of its own,
-// served on a loopback port by the engine testEngine names. Everything is
+// served on a loopback port by HTTPHandler on NewHTTPServer. Everything is
 // shut down when the test ends.
 type httpFixture struct {
 	srv  *mcpactors.Server
-	h    interface{ StartDrain() }
-	hs   *http.Server // nil but on the std engine
+	hs   *http.Server
 	addr string       // host:port of the listener
 	url  string
 	port string
@@ -118,40 +109,17 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 		opts.Observer = f.obs
 	}
 	served := make(chan error, 1)
-	var shutdown func(context.Context)
-	switch testEngine {
-	case "std":
-		h := transport.NewHTTPHandler(f.srv, &opts)
-		f.h, f.hs = h, transport.NewHTTPServer(h, nil)
-		if setup.Configure != nil {
-			setup.Configure(f.hs)
+	h := transport.NewHTTPHandler(f.srv.Router(), &opts)
+	f.hs = transport.NewHTTPServer(h, nil)
+	if setup.Configure != nil {
+		setup.Configure(f.hs)
+	}
+	go func() { served <- f.hs.Serve(ln) }()
+	shutdown := func(ctx context.Context) {
+		if err := f.hs.Shutdown(ctx); err != nil {
+			_ = f.hs.Close()
 		}
-		go func() { served <- f.hs.Serve(ln) }()
-		shutdown = func(ctx context.Context) {
-			if err := f.hs.Shutdown(ctx); err != nil {
-				_ = f.hs.Close()
-			}
-			assert.ErrorIs(t, recv(t, served, "Serve to return"), http.ErrServerClosed)
-			h.Close()
-		}
-	case "fast":
-		fs := transport.NewFastServer(f.srv, "/mcp", nil, &opts)
-		f.h = fs
-		go func() { served <- fs.Serve(ln) }()
-		shutdown = func(ctx context.Context) {
-			assert.NoError(t, fs.Shutdown(ctx))
-			assert.NoError(t, recv(t, served, "Serve to return"))
-		}
-	case "loop":
-		ls := transport.NewLoopServer(f.srv, "/mcp", nil, &opts)
-		f.h = ls
-		go func() { served <- ls.Serve(ln) }()
-		shutdown = func(ctx context.Context) {
-			assert.NoError(t, ls.Shutdown(ctx))
-			assert.NoError(t, recv(t, served, "Serve to return"))
-		}
-	default:
-		t.Fatalf("MCP_ACTORS_TEST_HTTP=%q: want fast, loop or std", testEngine)
+		assert.ErrorIs(t, recv(t, served, "Serve to return"), http.ErrServerClosed)
 	}
 
 	t.Cleanup(func() {

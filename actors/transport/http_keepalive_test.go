@@ -17,17 +17,13 @@ import (
 // TestSSEResponseKeepsTheConnection checks that a client which stops
 // reading a POST's event stream at the response it waited for, as Go's
 // and other SDK clients do, can still reuse the connection. For that the
-// end of the chunked body must reach it with that last event; whether it
-// would have arrived in time anyway depends on scheduling, so the writes
-// themselves are checked by TestEndConnWritesTheLastEventWithTheEnd.
+// end of the chunked body must reach it with that last event (the
+// handler writes the response's event unflushed, and net/http sends it
+// with the end of the body in one write).
 func TestSSEResponseKeepsTheConnection(t *testing.T) {
 	f := newHTTPFixture(t, nil)
 	c := f.client(t)
 	c.initialize(messages.LatestVersion, messages.ClientCapabilities{})
-	// The first call of a tool that streams runs on the transport's
-	// goroutine (see mcpactors' inline policy), and on fasthttp that
-	// stream ends its connection; later calls run on the session's pool.
-	c.post(mustRequest(t, c, messages.MethodCallTool, toolParams("test_tool_with_logging", nil, nil)), nil)
 
 	for range 3 {
 		body, _ := c.request(messages.MethodCallTool, toolParams("test_tool_with_logging", nil, nil))

@@ -21,7 +21,7 @@ import (
 // TestHTTPMaxSessions checks that initialize past MaxSessions gets 503 with
 // Retry-After (RFC 9110 §15.6.4), and that a session ending makes room.
 func TestHTTPMaxSessions(t *testing.T) {
-	f := newHTTPFixture(t, &httpSetup{HTTP: transport.HTTPOptions{MaxSessions: 2}})
+	f := newHTTPFixture(t, &httpSetup{Server: mcpactors.Options{MaxSessions: 2}})
 	a := f.client(t)
 	a.initialize(messages.LatestVersion, messages.ClientCapabilities{})
 	f.client(t).initialize(messages.LatestVersion, messages.ClientCapabilities{})
@@ -30,6 +30,7 @@ func TestHTTPMaxSessions(t *testing.T) {
 	body, _ := c.request(messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{}))
 	r := c.post(body, nil)
 	require.Equal(t, http.StatusServiceUnavailable, r.status, "body: %s", r.body)
+	assert.Contains(t, string(r.body), "too many sessions")
 	secs, err := strconv.Atoi(r.header.Get(headerRetry))
 	require.NoError(t, err, "Retry-After %q", r.header.Get(headerRetry))
 	assert.Positive(t, secs)
@@ -173,8 +174,8 @@ func TestHTTPSlowReaderLosesItsStream(t *testing.T) {
 }
 
 // The "flood" tool's reports: far more than a stalled client's socket
-// buffers and the server's bounds on what it holds for a POST stream (1
-// MiB on fasthttp's direct streams, StreamQueue frames on net/http).
+// buffers and the server's bound on what it holds for a POST stream
+// (StreamQueue frames).
 const (
 	floodCount = 600
 	floodSize  = 32 << 10
@@ -221,7 +222,7 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 	m, _ := s.nextMessage()
 	require.Equal(t, messages.MethodProgress, m.Method, "test_slow is running")
 
-	f.h.StartDrain()
+	f.srv.Drain()
 	shutdown := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), watchdog)
@@ -232,6 +233,7 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 	late := f.client(t)
 	r := late.post(mustRequest(t, late, messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{})), nil)
 	assert.Equal(t, http.StatusServiceUnavailable, r.status, "body: %s", r.body)
+	assert.Contains(t, string(r.body), "draining", "a draining node says so, not \"too many sessions\"")
 	assert.NotEmpty(t, r.header.Get(headerRetry))
 
 	var answer *messages.Message

@@ -7,17 +7,7 @@ import (
 	"net"
 	"strings"
 	"time"
-
-	"github.com/mcp-actors/mcp-actors/actors/session"
 )
-
-// SessionHost is what the HTTP transport needs from a server: spawning
-// sessions and finding them by ID. mcpactors.Server implements it.
-type SessionHost interface {
-	NewSessionWith(opts session.SpawnOptions) (*session.Ref, error)
-	Session(id string) (*session.Ref, bool)
-	LiveSessions() int
-}
 
 // RequestHeaders gives an Authenticator the request's headers.
 type RequestHeaders interface {
@@ -50,9 +40,11 @@ func (v BearerTokens) Authenticate(ctx context.Context, h RequestHeaders) (strin
 // HTTPOptions configure the Streamable HTTP transport. Zero fields take the
 // defaults.
 type HTTPOptions struct {
-	// ListenAddr is the address the server listens on. With a loopback
-	// address and no AllowedHosts/AllowedOrigins, only loopback Host and
-	// Origin headers are accepted (DNS-rebinding protection).
+	// ListenAddr is the address the server listens on. Unless
+	// AllowedHosts and AllowedOrigins say otherwise, a loopback address
+	// — or none at all — accepts only loopback Host and Origin headers
+	// (DNS-rebinding protection); any other address accepts any Host and
+	// same-origin Origins.
 	ListenAddr string
 	// AllowedHosts lists the Host header values accepted (host or
 	// host:port; "*" accepts any). Empty: see ListenAddr.
@@ -68,20 +60,15 @@ type HTTPOptions struct {
 
 	// MaxBodyBytes bounds a POST body (default 4 MiB); more gets 413.
 	MaxBodyBytes int64
-	// MaxSessions bounds live sessions (default 100,000); initialize past
-	// it gets 503 with Retry-After.
-	MaxSessions int
 	// StreamQueue bounds the frames queued for one SSE connection (default
 	// 256). A client that stops reading past it loses the connection; the
 	// frames stay in the session's event log for Last-Event-ID resumption.
 	StreamQueue int
-	// WriteTimeout bounds one write to a client, and on net/http the
-	// reading of a POST body (default 30 s).
+	// WriteTimeout bounds one write to a client (default 30 s).
 	WriteTimeout time.Duration
-	// ReadTimeout bounds the reading of a whole request, headers and body,
-	// on LoopServer (408) and FastServer (default 10 s): a client that
-	// trickles it is cut off.
-	// NewHTTPServer bounds headers to 10 s itself.
+	// ReadTimeout bounds the reading of a POST body (default 10 s): a
+	// client that trickles it is cut off. NewHTTPServer bounds headers to
+	// 10 s itself.
 	ReadTimeout time.Duration
 	// KeepAlive is the interval of SSE comment pings on idle GET streams
 	// (default 25 s; negative disables them).
@@ -90,7 +77,9 @@ type HTTPOptions struct {
 	Retry time.Duration
 	// Observer receives transport events for metrics; nil ignores them.
 	Observer Observer
-	// Logger receives transport diagnostics; nil discards them.
+	// Logger receives transport diagnostics (at debug level, a line per
+	// request and one per refused request with its reason); nil means
+	// slog.Default().
 	Logger *slog.Logger
 }
 
@@ -111,9 +100,6 @@ func (o *HTTPOptions) withDefaults() HTTPOptions {
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 4 << 20
 	}
-	if c.MaxSessions <= 0 {
-		c.MaxSessions = 100000
-	}
 	if c.StreamQueue <= 0 {
 		c.StreamQueue = 256
 	}
@@ -130,7 +116,7 @@ func (o *HTTPOptions) withDefaults() HTTPOptions {
 		c.Retry = time.Second
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		c.Logger = slog.Default()
 	}
 	return c
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -150,7 +151,7 @@ func TestHTTPTenThousandConnects(t *testing.T) {
 		t.Skip("opens 10,000 connections")
 	}
 	raiseNoFile(t, stormConns+4096)
-	f := newHTTPFixture(t, &httpSetup{HTTP: transport.HTTPOptions{MaxSessions: stormMaxSessions}})
+	f := newHTTPFixture(t, &httpSetup{Server: mcpactors.Options{MaxSessions: stormMaxSessions}})
 	echo := f.client(t)
 	echo.initialize(messages.LatestVersion, messages.ClientCapabilities{})
 

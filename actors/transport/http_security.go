@@ -27,7 +27,10 @@ type originPolicy struct {
 const maxAllowedCache = 64
 
 func newOriginPolicy(o *HTTPOptions) originPolicy {
-	p := originPolicy{loopback: isLoopbackAddr(o.ListenAddr), allowed: &sync.Map{}, allowedCount: &atomic.Int32{}}
+	// No listen address is treated as loopback: the checks stay on until
+	// the embedder says where the server is reached.
+	loopback := o.ListenAddr == "" || isLoopbackAddr(o.ListenAddr)
+	p := originPolicy{loopback: loopback, allowed: &sync.Map{}, allowedCount: &atomic.Int32{}}
 	for _, h := range o.AllowedHosts {
 		p.hosts = append(p.hosts, strings.ToLower(strings.TrimSpace(h)))
 	}

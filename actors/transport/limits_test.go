@@ -100,8 +100,8 @@ func TestServeStdioLineLimit(t *testing.T) {
 // ServeStdio returns.
 func TestServeStdioClientNotReading(t *testing.T) {
 	f := newFixture(t)
-	ref, err := f.srv.NewSession()
-	require.NoError(t, err)
+	opened := make(chan string, 1)
+	rt := &recordingRouter{Router: f.srv.Router(), opened: opened}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe() // nobody reads outR
 	t.Cleanup(func() {
@@ -111,9 +111,11 @@ func TestServeStdioClientNotReading(t *testing.T) {
 
 	served := make(chan error, 1)
 	go func() {
-		served <- transport.ServeStdio(context.Background(), inR, outW, ref,
+		served <- transport.ServeStdio(context.Background(), inR, outW, rt,
 			&transport.StdioOptions{MaxQueuedBytes: 4 << 10})
 	}()
+	ref, ok := f.srv.Session(recv(t, opened, "ServeStdio to open its session"))
+	require.True(t, ok)
 
 	// Each ping is answered with ~1 KiB. Writing stops when the server
 	// closes its stdin, or when the test ends.

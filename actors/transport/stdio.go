@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcp-actors/mcp-actors/actors/session"
+	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -40,15 +40,15 @@ type StdioOptions struct {
 // ended, for queued output to reach a client that may have stopped reading.
 const flushTimeout = 5 * time.Second
 
-// ServeStdio serves the session ref over newline-delimited JSON: one
-// message per line from r, one per line to w. Nothing but MCP messages is
+// ServeStdio opens a session through rt and serves it over
+// newline-delimited JSON: one message per line from r, one per line to w. Nothing but MCP messages is
 // written to w. It returns when r reaches EOF (nil), ctx ends (ctx.Err()),
 // reading fails, the session ends (nil), or the output queue overflows
 // (ErrOutputOverflow). In every case the session is closed, r is closed if
 // it is an io.Closer and was not read to its end, and everything queued for
 // w has been written before it returns — except on overflow, when w is
 // closed if it is an io.Closer and the queue is dropped.
-func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, ref *session.Ref, opts *StdioOptions) error {
+func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, rt router.Router, opts *StdioOptions) error {
 	var o StdioOptions
 	if opts != nil {
 		o = *opts
@@ -67,7 +67,14 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, ref *session.Ref,
 		log = slog.New(slog.DiscardHandler)
 	}
 
+	id, err := rt.Open(ctx, router.OpenOptions{})
+	if err != nil {
+		return fmt.Errorf("stdio: opening a session: %w", err)
+	}
+	ref := stdioSession{rt: rt, id: id}
 	out := newLineSink(w, o.MaxQueuedBytes)
+	sid := rt.Streams().Register(out)
+	defer rt.Streams().Unregister(sid)
 	var writerDone sync.WaitGroup
 	writerDone.Add(1)
 	go func() {
@@ -77,12 +84,11 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, ref *session.Ref,
 			ref.Send(&messages.CloseSession{Reason: "stdout failed"})
 		}
 	}()
-	ref.Send(&messages.AttachStream{Sink: out})
+	ref.Send(&messages.AttachStream{Stream: sid})
 
 	readErr := make(chan error, 1)
 	go func() { readErr <- readLines(r, o.MaxLineBytes, ref, out) }()
 
-	var err error
 	readDone := false
 	select {
 	case err = <-readErr:
@@ -94,17 +100,21 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, ref *session.Ref,
 		}
 	case <-ctx.Done():
 		err = ctx.Err()
-	case <-ref.Done():
+	case <-out.ended:
 	case <-out.overflow:
 	}
 	if err != nil || !readDone {
 		ref.Send(&messages.CloseSession{Reason: "stdio ended"})
 	}
 	select {
-	case <-ref.Done():
+	case <-out.ended:
+	case <-out.overflow: // the session stopped writing to out: it is closing
 	case <-ctx.Done():
 		ref.Send(&messages.CloseSession{Reason: "stdio ended"})
-		<-ref.Done()
+		select {
+		case <-out.ended:
+		case <-out.overflow:
+		}
 	}
 	out.Close() // the session closed it too; this makes sure
 	if !waitWriter(&writerDone, out.overflow) {
@@ -146,7 +156,7 @@ func waitWriter(done *sync.WaitGroup, overflow <-chan struct{}) bool {
 
 // readLines reads messages until EOF or a read error and hands them to the
 // session. Malformed lines are answered on out and reading goes on.
-func readLines(r io.Reader, maxLine int, ref *session.Ref, out *lineSink) error {
+func readLines(r io.Reader, maxLine int, ref stdioSession, out *lineSink) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, tooLong, err := readLine(br, maxLine)
@@ -159,7 +169,7 @@ func readLines(r io.Reader, maxLine int, ref *session.Ref, out *lineSink) error 
 		if err != nil {
 			return err
 		}
-		if ref.Closed() {
+		if out.hasEnded() {
 			return nil
 		}
 	}
@@ -190,7 +200,7 @@ func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) 
 }
 
 // dispatch decodes one line and sends it to the session.
-func dispatch(line []byte, ref *session.Ref, out *lineSink) {
+func dispatch(line []byte, ref stdioSession, out *lineSink) {
 	if messages.IsBatch(line) {
 		out.Deliver(messages.Frame{Data: messages.EncodeError(messages.ID{},
 			messages.Errorf(messages.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported"))})
@@ -207,7 +217,7 @@ func dispatch(line []byte, ref *session.Ref, out *lineSink) {
 	}
 	switch m.Kind() {
 	case messages.KindRequest:
-		ref.Send(&messages.HandleRequest{Msg: m})
+		ref.Send(&messages.HandleRequest{Msg: m}) // answered on the standalone stream
 	case messages.KindNotification:
 		ref.Send(&messages.HandleNotification{Msg: m})
 	case messages.KindResponse, messages.KindError:
@@ -217,13 +227,27 @@ func dispatch(line []byte, ref *session.Ref, out *lineSink) {
 	}
 }
 
-// lineSink queues frames for w and writes them, one per line, on the
-// goroutine that runs it. Deliver never blocks.
+// stdioSession is the one session a stdio transport serves.
+type stdioSession struct {
+	rt router.Router
+	id string
+}
+
+// Send delivers m to the session; a session that has ended takes nothing.
+func (s stdioSession) Send(m messages.ActorMessage) {
+	_ = s.rt.Deliver(context.Background(), s.id, m)
+}
+
+// lineSink is the stream of a stdio session: it queues frames for w and
+// writes them, one per line, on the goroutine that runs it. Receive and
+// Deliver never block.
 type lineSink struct {
 	w        io.Writer
 	maxBytes int
 
 	overflow chan struct{} // closed by Deliver when the queue overflows
+	ended    chan struct{} // closed when the session ends the stream
+	endOnce  sync.Once
 
 	mu     sync.Mutex
 	wake   chan struct{} // signalled when the queue grows or the sink closes
@@ -234,7 +258,41 @@ type lineSink struct {
 }
 
 func newLineSink(w io.Writer, maxBytes int) *lineSink {
-	return &lineSink{w: w, maxBytes: maxBytes, wake: make(chan struct{}, 1), overflow: make(chan struct{})}
+	return &lineSink{w: w, maxBytes: maxBytes, wake: make(chan struct{}, 1), overflow: make(chan struct{}), ended: make(chan struct{})}
+}
+
+// Receive implements router.Receiver: frames are written, and a signal
+// that ends the stream means the session has ended.
+func (s *lineSink) Receive(ev messages.StreamEvent) bool {
+	switch {
+	case ev.Signal == messages.SignalFrame:
+		if ev.Frame.Data == nil {
+			return true // a priming event: nothing to write on stdio
+		}
+		return s.Deliver(ev.Frame)
+	case ev.Signal.Ends():
+		s.endOnce.Do(func() { close(s.ended) })
+		s.Close()
+	}
+	return true
+}
+
+// Gone implements router.Receiver: the client of stdio is there until its
+// output fails.
+func (s *lineSink) Gone() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
+}
+
+// hasEnded reports whether the session has ended the stream.
+func (s *lineSink) hasEnded() bool {
+	select {
+	case <-s.ended:
+		return true
+	default:
+		return false
+	}
 }
 
 // Deliver queues f for writing.

@@ -22,9 +22,19 @@ func (f *logFlags) logger(w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if f.LogFormat == "json" {
+		opts.ReplaceAttr = durationsAsStrings
 		h = slog.NewJSONHandler(w, opts)
 	}
 	log := slog.New(h)
 	slog.SetDefault(log)
 	return log
+}
+
+// durationsAsStrings writes durations as Go writes them ("1.5ms") rather
+// than as nanoseconds, which JSON logs would otherwise hold.
+func durationsAsStrings(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }

@@ -11,10 +11,8 @@ import (
 
 // BenchmarkEchoRoundTrip is one tools/call of test_echo: a POST answered
 // with JSON.
-func BenchmarkEchoRoundTrip(b *testing.B) { eachEngine(b, benchEcho) }
-
-func benchEcho(b *testing.B, engine string) {
-	n := startNode(b, engine)
+func BenchmarkEchoRoundTrip(b *testing.B) {
+	n := startNode(b)
 	sid, err := n.connect()
 	if err != nil {
 		b.Fatal(err)
@@ -33,10 +31,8 @@ func benchEcho(b *testing.B, engine string) {
 // BenchmarkElicitationRoundTrip is one tools/call of test_elicitation: the
 // POST turns into an SSE stream carrying elicitation/create, the client
 // answers with a second POST, and the result ends the stream.
-func BenchmarkElicitationRoundTrip(b *testing.B) { eachEngine(b, benchElicitation) }
-
-func benchElicitation(b *testing.B, engine string) {
-	n := startNode(b, engine)
+func BenchmarkElicitationRoundTrip(b *testing.B) {
+	n := startNode(b)
 	sid, err := n.connect()
 	if err != nil {
 		b.Fatal(err)
@@ -71,10 +67,8 @@ func benchElicitation(b *testing.B, engine string) {
 
 // BenchmarkSessionSetup is initialize, notifications/initialized and
 // DELETE.
-func BenchmarkSessionSetup(b *testing.B) { eachEngine(b, benchSetup) }
-
-func benchSetup(b *testing.B, engine string) {
-	n := startNode(b, engine)
+func BenchmarkSessionSetup(b *testing.B) {
+	n := startNode(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		sid, err := n.connect()
@@ -84,12 +78,5 @@ func benchSetup(b *testing.B, engine string) {
 		if err := n.remove(sid); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-// eachEngine runs a benchmark on both HTTP servers.
-func eachEngine(b *testing.B, fn func(*testing.B, string)) {
-	for _, engine := range []string{"fast", "loop", "std"} {
-		b.Run(engine, func(b *testing.B) { fn(b, engine) })
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
-	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/messages"
 	"github.com/mcp-actors/mcp-actors/reftools"
 )
@@ -24,9 +23,9 @@ type node struct {
 	client *http.Client
 }
 
-// startNode serves the reference tools on engine "fast" (FastServer, what
-// mcp-actors serve runs) or "std" (HTTPHandler on net/http).
-func startNode(b *testing.B, engine string) *node {
+// startNode serves the reference tools with the server's HTTP handler
+// on net/http.
+func startNode(b *testing.B) *node {
 	b.Helper()
 	srv := mcpactors.NewServer(messages.Implementation{Name: "bench", Version: "1"}, nil)
 	if err := reftools.Register(srv); err != nil {
@@ -36,23 +35,13 @@ func startNode(b *testing.B, engine string) *node {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts := &transport.HTTPOptions{ListenAddr: ln.Addr().String()}
-	var stop func()
-	switch engine {
-	case "fast":
-		fs := transport.NewFastServer(srv, "/mcp", nil, opts)
-		go func() { _ = fs.Serve(ln) }()
-		stop = func() { _ = fs.Shutdown(context.Background()) }
-	case "loop":
-		ls := transport.NewLoopServer(srv, "/mcp", nil, opts)
-		go func() { _ = ls.Serve(ln) }()
-		stop = func() { _ = ls.Shutdown(context.Background()) }
-	default:
-		h := transport.NewHTTPHandler(srv, opts)
-		hs := transport.NewHTTPServer(h, nil)
-		go func() { _ = hs.Serve(ln) }()
-		stop = func() { _ = hs.Close(); h.Close() }
+	h, err := srv.HTTPHandler(&mcpactors.HTTPOptions{ListenAddr: ln.Addr().String()})
+	if err != nil {
+		b.Fatal(err)
 	}
+	hs := mcpactors.NewHTTPServer(h, nil)
+	go func() { _ = hs.Serve(ln) }()
+	stop := func() { _ = hs.Close() }
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	b.Cleanup(func() {
 		tr.CloseIdleConnections()

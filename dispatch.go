@@ -7,9 +7,10 @@ import (
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
-// Serve routes a client request to the catalog. Session actors call it, on
-// a goroutine of its own, for every request they do not answer themselves.
-func (s *Server) Serve(ctx context.Context, sess *Session, req *messages.Message) (any, error) {
+// handle routes a client request to the catalog. Session actors call it,
+// on a goroutine of its own, for every request they do not answer
+// themselves.
+func (s *Server) handle(ctx context.Context, sess *Session, req *messages.Message) (any, error) {
 	switch req.Method {
 	case messages.MethodListTools:
 		return s.listTools(req)

@@ -1,0 +1,183 @@
+package router
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcp-actors/mcp-actors/actors/session"
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// SpawnFunc starts the session actor of a new session with the given ID.
+type SpawnFunc func(id string, o OpenOptions) (*session.Ref, error)
+
+// Local is the Router of one process: every session lives here, so
+// delivering is a map lookup and a send to the actor's mailbox, and a
+// frame is a map lookup and a call to the stream's Receiver.
+type Local struct {
+	streams     *Streams
+	spawn       SpawnFunc
+	maxSessions int64
+
+	sessions sync.Map // session ID → *entry
+	count    atomic.Int64
+	draining atomic.Bool
+}
+
+// entry is one live session.
+type entry struct {
+	ref       *session.Ref
+	principal string
+
+	// closed is set by SessionClosed, on the actor, before the actor lets
+	// go of its mailbox; see Deliver.
+	closed  atomic.Bool
+	retired atomic.Bool // deleted by its client: Lookup says not found
+}
+
+// NewLocal returns the router of a process that holds at most maxSessions
+// sessions (<= 0: no limit), spawning them with spawn. Pass its
+// SessionClosed to the sessions' Config.OnClose, and the router itself as
+// their Config.Streams.
+func NewLocal(streams *Streams, maxSessions int, spawn SpawnFunc) *Local {
+	return &Local{streams: streams, spawn: spawn, maxSessions: int64(maxSessions)}
+}
+
+// Open implements Router.
+func (l *Local) Open(_ context.Context, o OpenOptions) (string, error) {
+	if l.draining.Load() {
+		return "", ErrDraining
+	}
+	if n := l.count.Add(1); l.maxSessions > 0 && n > l.maxSessions {
+		l.count.Add(-1)
+		return "", ErrTooManySessions
+	}
+	id := NewSessionID()
+	ref, err := l.spawn(id, o)
+	if err != nil {
+		l.count.Add(-1)
+		return "", err
+	}
+	l.sessions.Store(id, &entry{ref: ref, principal: o.Principal})
+	if l.draining.Load() {
+		// Drain began while the session started, and may have missed it
+		// when it closed the others: close it here.
+		ref.Send(&messages.CloseSession{Reason: "node draining"})
+		<-ref.Done()
+		return "", ErrDraining
+	}
+	return id, nil
+}
+
+// Lookup implements Router.
+func (l *Local) Lookup(_ context.Context, id string) (Meta, error) {
+	e := l.entry(id)
+	if e == nil || e.retired.Load() {
+		return Meta{}, ErrSessionNotFound
+	}
+	m := Meta{Principal: e.principal}
+	if info := e.ref.Info(); info != nil {
+		m.ProtocolVersion = info.ProtocolVersion
+	}
+	return m, nil
+}
+
+// Deliver implements Router.
+func (l *Local) Deliver(_ context.Context, id string, m messages.ActorMessage) error {
+	e := l.entry(id)
+	if e == nil {
+		return ErrSessionNotFound
+	}
+	if e.closed.Load() {
+		return ErrSessionNotFound
+	}
+	// The actor may run m on this goroutine (its mailbox is processed by
+	// whoever posts to an idle one), and may close meanwhile.
+	e.ref.Send(m)
+	if d, ok := m.(*messages.DeleteSession); ok && d.Principal == e.principal {
+		e.retired.Store(true) // the session is closing: refuse it from now on
+	}
+	if e.closed.Load() {
+		// The session closed around the send, and m may have arrived after
+		// its actor stopped, unseen. Whatever waits on m's stream is told
+		// the session is gone; a stream the session answered has ended
+		// already (it ends its streams before it is marked closed) and
+		// refuses this.
+		if sid := streamOf(m); !sid.IsZero() {
+			l.streams.Deliver(messages.StreamEvent{Stream: sid, Signal: messages.SignalNotFound})
+		}
+	}
+	return nil
+}
+
+// DeliverStream implements Router and session.Streams.
+func (l *Local) DeliverStream(ev messages.StreamEvent) bool { return l.streams.Deliver(ev) }
+
+// StreamGone implements Router and session.Streams.
+func (l *Local) StreamGone(id messages.StreamID) bool { return l.streams.Gone(id) }
+
+// Streams implements Router.
+func (l *Local) Streams() *Streams { return l.streams }
+
+// SessionClosed forgets a session that has ended; sessions call it from
+// their actor (session.Config.OnClose).
+func (l *Local) SessionClosed(ref *session.Ref) {
+	e := l.entry(ref.ID())
+	if e == nil || e.ref != ref {
+		return
+	}
+	e.closed.Store(true)
+	if l.sessions.CompareAndDelete(ref.ID(), e) {
+		l.count.Add(-1)
+	}
+}
+
+// Drain makes Open fail with ErrDraining from now on.
+func (l *Local) Drain() { l.draining.Store(true) }
+
+// Draining reports whether Drain was called.
+func (l *Local) Draining() bool { return l.draining.Load() }
+
+// Session returns the live session with the given ID.
+func (l *Local) Session(id string) (*session.Ref, bool) {
+	if e := l.entry(id); e != nil {
+		return e.ref, true
+	}
+	return nil, false
+}
+
+// Each calls fn with every live session until it returns false.
+func (l *Local) Each(fn func(*session.Ref) bool) {
+	l.sessions.Range(func(_, v any) bool { return fn(v.(*entry).ref) })
+}
+
+// Len returns the number of live sessions.
+func (l *Local) Len() int { return int(l.count.Load()) }
+
+// streamOf returns the stream that waits on m's answer, if any.
+func streamOf(m messages.ActorMessage) messages.StreamID {
+	switch m := m.(type) {
+	case *messages.HandleRequest:
+		return m.Stream
+	case *messages.AttachStream:
+		return m.Stream
+	}
+	return messages.StreamID{}
+}
+
+func (l *Local) entry(id string) *entry {
+	if v, ok := l.sessions.Load(id); ok {
+		return v.(*entry)
+	}
+	return nil
+}
+
+// NewSessionID returns 128 random bits as URL-safe base64 (visible ASCII).
+func NewSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}

@@ -1,0 +1,79 @@
+// Package router is how messages reach sessions and frames reach streams.
+//
+// A transport sees one small interface, Router: open a session, look up
+// what it must check about one (does it exist, whose is it), deliver a
+// message to it, and register the streams that carry frames back. It never
+// holds a session; it names it by ID. A stream (a POST's answer, a GET's
+// event stream, a stdio or harness reader) is registered with the node's
+// Streams registry under a messages.StreamID, and sessions address their
+// frames to that ID.
+//
+//	transport ──Open / Lookup / Deliver(id, msg)──▶ Router ──▶ session actor (here, or on its node)
+//	    ▲                                                         │
+//	    └── Receiver ◀── Streams (this node) ◀── DeliverStream ◀──┘
+//
+// Local is the implementation for one process: a map lookup and a direct
+// send. A cluster implements Router over NATS with the same transports and
+// session actors.
+package router
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// Router is what a transport needs from the node it runs on. Its methods
+// are safe for concurrent use.
+type Router interface {
+	// Open starts a session for a client's initialize and returns its ID.
+	// It fails with ErrDraining while the node shuts down and with
+	// ErrTooManySessions at the node's limit.
+	Open(ctx context.Context, o OpenOptions) (string, error)
+	// Lookup returns what a transport checks about session id before it
+	// delivers to it, or ErrSessionNotFound.
+	Lookup(ctx context.Context, id string) (Meta, error)
+	// Deliver hands m to session id, or fails with ErrSessionNotFound.
+	// What the session answers goes to the streams m names.
+	Deliver(ctx context.Context, id string, m messages.ActorMessage) error
+	// DeliverStream hands ev to the stream it names, on whichever node
+	// holds it, and reports whether it was taken (see session.Streams).
+	DeliverStream(ev messages.StreamEvent) bool
+	// StreamGone reports whether the client of a stream of this node has
+	// gone; streams elsewhere report false.
+	StreamGone(id messages.StreamID) bool
+	// Streams is this node's stream registry, where transports register
+	// the streams they hold.
+	Streams() *Streams
+}
+
+// OpenOptions describe a session to open.
+type OpenOptions struct {
+	// Principal is who opens it; every message for the session must come
+	// from the same principal ("" when unauthenticated).
+	Principal string
+	// Resumable makes the session keep an event log so that a client can
+	// resume a stream with Last-Event-ID (Streamable HTTP).
+	Resumable bool
+}
+
+// Meta is what a transport checks about a session.
+type Meta struct {
+	// Principal is who opened the session.
+	Principal string
+	// ProtocolVersion is the revision the session agreed on at
+	// initialize ("" before).
+	ProtocolVersion string
+}
+
+// ErrSessionNotFound reports a session that does not exist, or exists no
+// longer. Transports answer it as they answer an unknown session ID (404).
+var ErrSessionNotFound = errors.New("router: session not found")
+
+// ErrDraining is returned by Open while the node shuts down (503).
+var ErrDraining = errors.New("router: the node is draining")
+
+// ErrTooManySessions is returned by Open when the node holds as many
+// sessions as it may (503).
+var ErrTooManySessions = errors.New("router: too many sessions")

@@ -1,0 +1,235 @@
+package mcpactors
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mcp-actors/mcp-actors/actors/transport"
+)
+
+// HTTPOptions configure the server's Streamable HTTP handler (HTTPHandler)
+// and, for Serve, the HTTP server around it. The zero value is usable and
+// safe: the endpoint is at /mcp and accepts only loopback Host and Origin
+// headers until told where it is reached (ListenAddr, AllowedHosts).
+type HTTPOptions struct {
+	// Path is where the MCP endpoint is served (default "/mcp"). It must
+	// start with a slash.
+	Path string
+	// ListenAddr is the address the server listens on. Unless
+	// AllowedHosts and AllowedOrigins say otherwise, a loopback address —
+	// or none — accepts only loopback Host and Origin headers
+	// (DNS-rebinding protection); any other address accepts any Host and
+	// same-origin Origins. Serve sets it from its listener.
+	ListenAddr string
+	// AllowedHosts lists the Host header values accepted (host or
+	// host:port; "*" accepts any).
+	AllowedHosts []string
+	// AllowedOrigins lists the Origin header values accepted
+	// (scheme://host[:port]; "*" accepts any). A request without Origin is
+	// always accepted.
+	AllowedOrigins []string
+	// Authenticator, when set, must accept every request; sessions are
+	// bound to the principal that opened them.
+	Authenticator transport.Authenticator
+
+	// MaxBodyBytes bounds a POST body (default 4 MiB); more gets 413.
+	MaxBodyBytes int64
+	// StreamQueue bounds the frames queued for one event stream (default
+	// 256); a client that stops reading past it loses the connection and
+	// resumes from the session's event log.
+	StreamQueue int
+	// WriteTimeout bounds one write to a client (default 30 s).
+	WriteTimeout time.Duration
+	// ReadTimeout bounds the reading of a POST body (default 10 s).
+	ReadTimeout time.Duration
+	// KeepAlive is the interval of comments on idle GET streams (default
+	// 25 s; negative disables them).
+	KeepAlive time.Duration
+	// Retry is the reconnection delay sent in priming events (default 1 s).
+	Retry time.Duration
+
+	// Health also serves GET /healthz (200 while the process runs) and
+	// GET /readyz (200 while the server opens new sessions, 503 "draining"
+	// once Shutdown has begun).
+	Health bool
+	// Logger receives the transport's diagnostics: at debug level a line
+	// per request (method, MCP method, session, status, duration) and one
+	// per refused request with its reason. Nil means slog.Default().
+	Logger *slog.Logger
+
+	// TLSCertFile and TLSKeyFile make Serve speak HTTPS (HTTP/1.1 and
+	// HTTP/2) with this certificate and key (PEM files).
+	TLSCertFile string
+	TLSKeyFile  string
+	// H2C makes Serve accept HTTP/2 without TLS (prior knowledge) as well
+	// as HTTP/1.1.
+	H2C bool
+	// ShutdownTimeout is how long Serve lets running requests finish once
+	// its context ends (default 10 s).
+	ShutdownTimeout time.Duration
+}
+
+// ErrInvalidOptions is returned, wrapped with the reason, for options that
+// cannot work.
+var ErrInvalidOptions = errors.New("mcpactors: invalid options")
+
+// check validates the options.
+func (o *HTTPOptions) check() error {
+	if o.Path != "" && !strings.HasPrefix(o.Path, "/") {
+		return fmt.Errorf("%w: the path %q must start with a slash", ErrInvalidOptions, o.Path)
+	}
+	for name, v := range map[string]int64{
+		"MaxBodyBytes": o.MaxBodyBytes, "StreamQueue": int64(o.StreamQueue),
+		"WriteTimeout": int64(o.WriteTimeout), "ReadTimeout": int64(o.ReadTimeout),
+		"Retry": int64(o.Retry), "ShutdownTimeout": int64(o.ShutdownTimeout),
+	} {
+		if v < 0 {
+			return fmt.Errorf("%w: %s must not be negative", ErrInvalidOptions, name)
+		}
+	}
+	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
+		return fmt.Errorf("%w: TLS needs both a certificate and a key file", ErrInvalidOptions)
+	}
+	return nil
+}
+
+// HTTPHandler returns the server's Streamable HTTP endpoint as an
+// http.Handler, at opts.Path (default /mcp), with /healthz and /readyz
+// when opts.Health is set and /metrics when Options.Metrics is. opts may
+// be nil. Mount it in your own server, or use Serve. Call Shutdown before
+// shutting your http.Server down: it ends the sessions' event streams,
+// which http.Server.Shutdown would otherwise wait for.
+func (s *Server) HTTPHandler(opts *HTTPOptions) (http.Handler, error) {
+	return s.httpMux(opts)
+}
+
+// httpMux builds the handler HTTPHandler returns.
+func (s *Server) httpMux(opts *HTTPOptions) (*http.ServeMux, error) {
+	var o HTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	if o.Path == "" {
+		o.Path = "/mcp"
+	}
+	ep := transport.NewHTTPHandler(s.router, &transport.HTTPOptions{
+		ListenAddr:     o.ListenAddr,
+		AllowedHosts:   o.AllowedHosts,
+		AllowedOrigins: o.AllowedOrigins,
+		Authenticator:  o.Authenticator,
+		MaxBodyBytes:   o.MaxBodyBytes,
+		StreamQueue:    o.StreamQueue,
+		WriteTimeout:   o.WriteTimeout,
+		ReadTimeout:    o.ReadTimeout,
+		KeepAlive:      o.KeepAlive,
+		Retry:          o.Retry,
+		Observer:       s.httpObserver(),
+		Logger:         o.Logger,
+	})
+	mux := http.NewServeMux()
+	mux.Handle(o.Path, ep)
+	if o.Health {
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+		mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+			if s.Draining() {
+				http.Error(w, "draining", http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = w.Write([]byte("ready\n"))
+		})
+	}
+	if reg := s.opts.Metrics; reg != nil {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	}
+	return mux, nil
+}
+
+// NewHTTPServer returns an http.Server for handler with the timeouts an MCP
+// endpoint needs (see transport.NewHTTPServer). log may be nil.
+func NewHTTPServer(handler http.Handler, log *slog.Logger) *http.Server {
+	return transport.NewHTTPServer(handler, log)
+}
+
+// Serve serves HTTPHandler(opts) on ln until ctx ends, then shuts down in
+// order: new sessions are refused (503 "draining", /readyz 503), the
+// requests already running get opts.ShutdownTimeout to answer, sessions
+// close (ending their event streams), and the HTTP server closes its
+// connections. It returns nil after a shutdown ctx asked for, and the
+// error that stopped the HTTP server otherwise. extra, when not nil,
+// serves every path the MCP handler does not (debug endpoints, say).
+func (s *Server) Serve(ctx context.Context, ln net.Listener, opts *HTTPOptions, extra http.Handler) error {
+	var o HTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.ListenAddr == "" {
+		o.ListenAddr = ln.Addr().String()
+	}
+	if extra != nil && o.Path == "/" {
+		return fmt.Errorf("%w: the path / leaves no room for other handlers", ErrInvalidOptions)
+	}
+	mux, err := s.httpMux(&o)
+	if err != nil {
+		return err
+	}
+	if extra != nil {
+		mux.Handle("/", extra) // the least specific pattern: whatever the others leave
+	}
+	hs := NewHTTPServer(mux, s.log)
+	hs.Protocols = new(http.Protocols)
+	hs.Protocols.SetHTTP1(true)
+	if o.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
+		if err != nil {
+			return fmt.Errorf("loading the TLS certificate: %w", err)
+		}
+		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		hs.Protocols.SetHTTP2(true)
+	}
+	if o.H2C {
+		hs.Protocols.SetUnencryptedHTTP2(true)
+	}
+	served := make(chan error, 1)
+	go func() {
+		if hs.TLSConfig != nil {
+			served <- hs.ServeTLS(ln, "", "")
+		} else {
+			served <- hs.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-served:
+		_ = s.Close(context.Background())
+		return fmt.Errorf("serving HTTP: %w", err)
+	case <-ctx.Done():
+	}
+	grace := o.ShutdownTimeout
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	s.log.Info("shutting down: draining sessions", "timeout", grace)
+	drainCtx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := s.Shutdown(drainCtx); err != nil {
+		s.log.Warn("sessions still running at the shutdown deadline were closed", "err", err)
+	}
+	closeCtx, cancelClose := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancelClose()
+	if err := hs.Shutdown(closeCtx); err != nil {
+		_ = hs.Close()
+	}
+	<-served
+	return nil
+}
