@@ -14,8 +14,8 @@ import (
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/internal/workpool"
-	"github.com/mcp-actors/mcp-actors/metrics"
 	"github.com/mcp-actors/mcp-actors/messages"
+	"github.com/mcp-actors/mcp-actors/metrics"
 )
 
 // Session is the handle a handler gets for its client's session: identity,
@@ -67,10 +67,10 @@ type Server struct {
 	prompts     atomic.Pointer[index[*prompt]]
 	completions atomic.Pointer[index[CompletionHandler]]
 
-	open      sync.Map // session ID → *session.Ref: open sessions, for broadcasts
-	closed    atomic.Bool
-	shutdown  sync.Once      // stops the actor system once, however often Close is called
-	pool      *workpool.Pool // runs mailboxes and handlers on warm goroutines
+	open     sync.Map // session ID → *session.Ref: open sessions, for broadcasts
+	closed   atomic.Bool
+	shutdown sync.Once      // stops the actor system once, however often Close is called
+	pool     *workpool.Pool // runs mailboxes and handlers on warm goroutines
 }
 
 // NewServer returns a server that introduces itself as info. opts may be

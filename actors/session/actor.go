@@ -28,9 +28,9 @@ const (
 type sessionActor struct {
 	ref       *Ref
 	principal string // who created the session; every client message must come from them
-	cfg *Config
-	lim Limits
-	log *slog.Logger
+	cfg       *Config
+	lim       Limits
+	log       *slog.Logger
 
 	state lifecycle
 	info  *Info // set by initialize; immutable afterwards (handlers share it)
@@ -71,10 +71,10 @@ func newSessionActor(ref *Ref, cfg *Config, opts SpawnOptions) *sessionActor {
 		ref:       ref,
 		principal: opts.Principal,
 		cfg:       cfg,
-		lim:      cfg.Limits.withDefaults(),
-		log:      logger,
-		subs:     make(map[string]struct{}),
-		inflight: make(map[messages.ID]*inflight),
+		lim:       cfg.Limits.withDefaults(),
+		log:       logger,
+		subs:      make(map[string]struct{}),
+		inflight:  make(map[messages.ID]*inflight),
 	}
 	a.streams = newStreamSet(opts.Resumable, a.lim, cfg.Streams)
 	a.streams.obs = cfg.Observer

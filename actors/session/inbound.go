@@ -192,6 +192,7 @@ func (a *sessionActor) requestDone(m *requestDone) {
 	}
 	a.streams.send(inf.stream, m.frame, true)
 }
+
 // handleNotification applies a client notification.
 func (a *sessionActor) handleNotification(n *messages.Message) {
 	switch n.Method {

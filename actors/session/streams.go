@@ -24,9 +24,9 @@ import (
 type stream struct {
 	id         string
 	conn       messages.StreamID // zero while no connection carries the stream
-	sse        bool          // frames carry event IDs
-	seq        uint64        // last event sequence number
-	done       bool          // the response has been sent or logged
+	sse        bool              // frames carry event IDs
+	seq        uint64            // last event sequence number
+	done       bool              // the response has been sent or logged
 	standalone bool
 }
 

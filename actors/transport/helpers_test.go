@@ -120,7 +120,7 @@ func text(s string) *messages.CallToolResult {
 // one JSON-RPC message.
 type peer struct {
 	t     *testing.T
-	ref   *session.Ref // the session ServeStdio opened
+	ref   *session.Ref   // the session ServeStdio opened
 	stdin *io.PipeWriter // our end of the server's r
 	lines chan []byte    // lines the server wrote, newline included; closed at EOF
 

@@ -53,7 +53,7 @@ type httpSetup struct {
 type httpFixture struct {
 	srv  *mcpactors.Server
 	hs   *http.Server
-	addr string       // host:port of the listener
+	addr string // host:port of the listener
 	url  string
 	port string
 	obs  *httpObserver
