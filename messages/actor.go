@@ -52,14 +52,19 @@ type Frame struct {
 // StreamSignal says what a StreamEvent carries.
 type StreamSignal uint8
 
-// The stream signals. Every one but SignalFrame and SignalAttached ends the
-// stream: nothing follows it.
+// The stream signals. Every one but SignalFrame, SignalAttached and
+// SignalResumed ends the stream: nothing follows it.
 const (
 	// SignalFrame: Frame is a frame for the client.
 	SignalFrame StreamSignal = iota
-	// SignalAttached answers AttachStream: the stream has the connection,
-	// and its frames follow.
+	// SignalAttached answers AttachStream: the session's standalone stream
+	// has the connection, and its frames follow.
 	SignalAttached
+	// SignalResumed answers AttachStream with a Last-Event-ID of a
+	// request's stream: it has the connection, the frames that followed
+	// the event are replayed, and the stream ends with the request's
+	// response.
+	SignalResumed
 	// SignalConflict answers AttachStream: the session's standalone
 	// stream has a live connection already (HTTP 409).
 	SignalConflict
@@ -79,6 +84,8 @@ func (s StreamSignal) String() string {
 		return "frame"
 	case SignalAttached:
 		return "attached"
+	case SignalResumed:
+		return "resumed"
 	case SignalConflict:
 		return "conflict"
 	case SignalClosed:
@@ -90,7 +97,7 @@ func (s StreamSignal) String() string {
 }
 
 // Ends reports whether the signal ends its stream.
-func (s StreamSignal) Ends() bool { return s > SignalAttached }
+func (s StreamSignal) Ends() bool { return s > SignalResumed }
 
 // StreamEvent is what a session sends to one of its streams: a frame for
 // the client or a signal. Events for one stream arrive in the order the
@@ -136,7 +143,7 @@ type DeliverResponse struct {
 // the stream that event belongs to, after the frames that followed it are
 // replayed (an ID the session no longer knows opens the standalone stream
 // instead). The session answers on Stream first: SignalAttached,
-// SignalConflict or SignalNotFound.
+// SignalResumed, SignalConflict or SignalNotFound.
 type AttachStream struct {
 	Principal   string
 	Stream      StreamID

@@ -40,6 +40,15 @@ func (s *Streams) Register(r Receiver) messages.StreamID {
 	return id
 }
 
+// Replace makes r the receiver of stream id from now on (a deliverer that
+// looked up the old one may still hand it an event: it must pass such
+// events on to r).
+func (s *Streams) Replace(id messages.StreamID, r Receiver) {
+	if id.Node == s.node {
+		s.m.Store(id.N, r)
+	}
+}
+
 // Unregister removes stream id; events for it are refused from now on.
 func (s *Streams) Unregister(id messages.StreamID) {
 	if id.Node == s.node {

@@ -35,7 +35,8 @@ type sessionActor struct {
 	state lifecycle
 	info  *Info // set by initialize; immutable afterwards (handlers share it)
 
-	// ctx is the parent of every handler's context; cancel ends them all.
+	// ctx is the context of the roots listeners' runs, made with the
+	// first; cancel ends them when the session closes.
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -73,12 +74,10 @@ func newSessionActor(ref *Ref, cfg *Config, opts SpawnOptions) *sessionActor {
 		cfg:       cfg,
 		lim:       cfg.Limits.withDefaults(),
 		log:       logger,
-		subs:      make(map[string]struct{}),
 		inflight:  make(map[messages.ID]*inflight),
 	}
 	a.streams = newStreamSet(opts.Resumable, a.lim, cfg.Streams)
 	a.streams.obs = cfg.Observer
-	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.table = dispatcher.NewTable(a.sendCallFrame)
 	a.table.Hold() // no server-to-client request before the session opens
 	return a
@@ -302,7 +301,9 @@ func (a *sessionActor) close(ctx actor.Context, reason string) {
 		a.draining.Stop()
 	}
 	a.table.Close(ErrSessionClosed)
-	a.cancel()
+	if a.cancel != nil {
+		a.cancel()
+	}
 	a.streams.closeAll(a.inflight)
 	for id, inf := range a.inflight {
 		inf.cancel()

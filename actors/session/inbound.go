@@ -82,8 +82,9 @@ func (a *sessionActor) handleRequest(req *messages.Message, conn messages.Stream
 		fail(messages.Errorf(messages.CodeInternalError, "too many concurrent requests on this session (limit %d)", a.lim.MaxInflight))
 		return
 	}
-	// Not a child of a.ctx: registering with a parent costs a map insert
-	// and delete per request; close cancels every in-flight request itself.
+	// Not a child of any session context: registering with a parent costs
+	// a map insert and delete per request; close cancels every in-flight
+	// request itself.
 	ctx, cancel := context.WithCancel(context.Background())
 	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(conn)}
 	sess, cfg, log := a.newSession(req), a.cfg, a.log
@@ -110,6 +111,9 @@ func (a *sessionActor) subscribe(req *messages.Message) *messages.Error {
 	}
 	if _, ok := a.subs[p.URI]; !ok && len(a.subs) >= maxSubscriptions {
 		return messages.Errorf(messages.CodeInvalidRequest, "too many subscriptions on this session (limit %d)", maxSubscriptions)
+	}
+	if a.subs == nil {
+		a.subs = make(map[string]struct{})
 	}
 	a.subs[p.URI] = struct{}{}
 	return nil

@@ -22,6 +22,7 @@ type Ref struct {
 	pid       *actor.PID
 	root      *actor.RootContext
 	gone      context.Context // cancelled by the actor when the session ends
+	ended     atomic.Bool     // set with gone: Closed reads it without making gone's channel
 	end       context.CancelFunc
 	client    *dispatcher.Client
 	info      atomic.Pointer[Info] // set once by the actor at initialize
@@ -48,14 +49,7 @@ func (r *Ref) Send(m messages.ActorMessage) { r.post(m) }
 func (r *Ref) Done() <-chan struct{} { return r.gone.Done() }
 
 // Closed reports whether the session has ended.
-func (r *Ref) Closed() bool {
-	select {
-	case <-r.gone.Done():
-		return true
-	default:
-		return false
-	}
-}
+func (r *Ref) Closed() bool { return r.ended.Load() }
 
 func (r *Ref) post(m any) {
 	if r.Closed() {
@@ -82,7 +76,9 @@ func Spawn(root *actor.RootContext, id string, cfg *Config, opts SpawnOptions) (
 		return nil, errors.New("session: Config.Streams is required")
 	}
 	r := &Ref{id: id, principal: opts.Principal, root: root}
-	r.gone, r.end = context.WithCancel(context.Background())
+	var cancel context.CancelFunc
+	r.gone, cancel = context.WithCancel(context.Background())
+	r.end = func() { r.ended.Store(true); cancel() }
 	r.client = dispatcher.NewClient(func(m dispatcher.Message) { r.post(m) }, r.gone, ErrSessionClosed)
 	var popts []actor.PropsOption
 	if cfg.Dispatcher != nil {

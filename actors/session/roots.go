@@ -80,6 +80,9 @@ func (a *sessionActor) runRootsListeners() {
 	}
 	a.roots.running = true
 	listeners := append([]rootsListenerEntry(nil), a.roots.listeners...)
+	if a.ctx == nil {
+		a.ctx, a.cancel = context.WithCancel(context.Background())
+	}
 	go runListeners(a.ctx, &Session{ref: a.ref, info: a.info}, listeners, a.log)
 }
 

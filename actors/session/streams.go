@@ -84,14 +84,13 @@ func newStreamSet(resumable bool, lim Limits, out Streams) streamSet {
 	ss := streamSet{
 		out:              out,
 		resumable:        resumable,
-		byID:             map[string]*stream{},
 		maxEvents:        lim.MaxEvents,
 		maxBytes:         lim.MaxEventBytes,
 		standaloneRetain: 32,
 	}
 	ss.standalone = &stream{id: "0", standalone: true, sse: resumable}
 	if resumable {
-		ss.byID[ss.standalone.id] = ss.standalone
+		ss.byID = map[string]*stream{ss.standalone.id: ss.standalone}
 	}
 	return ss
 }
@@ -168,6 +167,9 @@ func (ss *streamSet) retire(st *stream) {
 // session's version asks for it.
 func (ss *streamSet) startSSE(st *stream) {
 	st.sse = true
+	if ss.byID == nil {
+		ss.byID = map[string]*stream{}
+	}
 	ss.byID[st.id] = st
 	if ss.prime && live(st) {
 		ss.deliver(st, messages.Frame{EventID: eventID(st.id, 0)})
@@ -268,7 +270,8 @@ func (ss *streamSet) removeWhere(drop func(*event) bool) {
 // attach gives conn a stream: the standalone stream when lastEventID is
 // empty (or names an event the session no longer holds), else the stream
 // the event belongs to, after replaying what followed that event. It
-// answers conn with SignalAttached or SignalConflict first.
+// answers conn with SignalAttached (the standalone stream), SignalResumed
+// (a request's) or SignalConflict first.
 func (ss *streamSet) attach(conn messages.StreamID, lastEventID string) {
 	if lastEventID != "" {
 		id, seq, ok := parseEventID(lastEventID)
@@ -276,7 +279,11 @@ func (ss *streamSet) attach(conn messages.StreamID, lastEventID string) {
 			if live(st) && st.conn != conn {
 				ss.hangUp(st) // the client resumed elsewhere: the old connection is dead to it
 			}
-			ss.signal(conn, messages.SignalAttached)
+			sig := messages.SignalResumed
+			if st.standalone {
+				sig = messages.SignalAttached
+			}
+			ss.signal(conn, sig)
 			st.conn = conn
 			ss.replay(st, func(e *event) bool { return e.seq > seq })
 			if st.done && !st.standalone {

@@ -79,7 +79,7 @@ func TestAnsweredStreamsStayResumable(t *testing.T) {
 
 	resumed := out.sink()
 	ss.attach(resumed.id, firstEvent)
-	require.Equal(t, []messages.StreamSignal{messages.SignalAttached}, resumed.signals)
+	require.Equal(t, []messages.StreamSignal{messages.SignalResumed}, resumed.signals)
 	require.Len(t, resumed.frames, 1, "the response follows the event seen")
 	assert.JSONEq(t, `{"result":0}`, string(resumed.frames[0].Data))
 	assert.True(t, resumed.frames[0].End)

@@ -9,9 +9,10 @@ import (
 
 // get opens the session's standalone event stream, or resumes the stream a
 // Last-Event-ID names (replaying what followed it, then going live). The
-// stream lives on the goroutine net/http gives the request, which sleeps
-// between events; an idle stream carries a keep-alive comment every
-// KeepAlive.
+// stream lives on the goroutine net/http gives the request while it is
+// busy; once it has been quiet for holdAfter it is held without one
+// (heldStream) where the connection allows. An idle stream carries a
+// keep-alive comment every KeepAlive.
 func (h *HTTPHandler) get(x *exchange) {
 	if _, sse := acceptance(x.r); !sse {
 		h.fail(x, http.StatusNotAcceptable, "not acceptable: the Accept header must list text/event-stream")
@@ -24,7 +25,12 @@ func (h *HTTPHandler) get(x *exchange) {
 		return
 	}
 	q, sid := h.openStream(x, nil)
-	defer h.router.Streams().Unregister(sid)
+	held := false
+	defer func() {
+		if !held {
+			h.router.Streams().Unregister(sid)
+		}
+	}()
 	ctx := x.r.Context()
 	attach := &messages.AttachStream{Principal: x.principal, Stream: sid, LastEventID: x.r.Header.Get(headerLastEventID)}
 	if err := h.router.Deliver(ctx, x.session, attach); err != nil {
@@ -36,8 +42,11 @@ func (h *HTTPHandler) get(x *exchange) {
 		h.detach(x, sid)
 		return
 	}
+	standalone := false
 	switch batch[0].Signal {
 	case messages.SignalAttached:
+		standalone = true
+	case messages.SignalResumed: // ends with its request's response
 	case messages.SignalConflict:
 		h.fail(x, http.StatusConflict, "conflict: the session already has a GET stream open")
 		return
@@ -56,6 +65,8 @@ func (h *HTTPHandler) get(x *exchange) {
 		defer t.Stop()
 		ping = t.C
 	}
+	quiet := time.NewTimer(holdAfter)
+	defer quiet.Stop()
 	var frames []messages.Frame
 	batch = batch[1:]
 	for {
@@ -69,11 +80,18 @@ func (h *HTTPHandler) get(x *exchange) {
 			if end != messages.SignalFrame {
 				return // a resumed request's response went out, or the session ended the stream
 			}
+			quiet.Reset(holdAfter)
 		}
 		batch = nil
 		select {
 		case <-q.Wake():
 			batch = q.Take()
+		case <-quiet.C:
+			// Only the standalone stream, which lives as long as its
+			// session, is worth holding.
+			if held = standalone && h.hold(x, q, sid); held {
+				return
+			}
 		case <-ping:
 			if err := ew.write(nil, true, false); err != nil {
 				h.detach(x, sid)

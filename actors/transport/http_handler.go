@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -41,6 +42,8 @@ type HTTPHandler struct {
 	policy originPolicy
 	log    *slog.Logger
 	retry  string
+	hub    *streamHub      // pings held GET streams
+	ctx    context.Context // for what the handler sends on its own (held streams)
 }
 
 // NewHTTPHandler returns the endpoint for the sessions r reaches. opts may
@@ -53,6 +56,8 @@ func NewHTTPHandler(r router.Router, opts *HTTPOptions) *HTTPHandler {
 		policy: newOriginPolicy(&o),
 		log:    o.Logger,
 		retry:  strconv.FormatInt(o.Retry.Milliseconds(), 10),
+		hub:    newStreamHub(o.KeepAlive),
+		ctx:    context.Background(),
 	}
 }
 
@@ -66,14 +71,16 @@ type exchange struct {
 	mcpMethod string // the JSON-RPC method of a POSTed request or notification
 	status    int
 	streamed  bool // answered with an event stream
+	held      bool // its stream was taken over (heldStream), which reports it when it ends
+	start     time.Time
 }
 
 // ServeHTTP implements http.Handler.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	x := &exchange{w: w, r: r, status: http.StatusOK}
+	x := &exchange{w: w, r: r, status: http.StatusOK, start: start}
 	h.serve(x)
-	if obs := h.opts.Observer; obs != nil {
+	if obs := h.opts.Observer; obs != nil && !x.held {
 		obs.HTTPRequest(r.Method, x.status, time.Since(start))
 	}
 	if h.log.Enabled(r.Context(), slog.LevelDebug) {

@@ -52,6 +52,7 @@ type httpSetup struct {
 // shut down when the test ends.
 type httpFixture struct {
 	srv  *mcpactors.Server
+	h    *transport.HTTPHandler
 	hs   *http.Server
 	addr string // host:port of the listener
 	url  string
@@ -110,6 +111,7 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 	}
 	served := make(chan error, 1)
 	h := transport.NewHTTPHandler(f.srv.Router(), &opts)
+	f.h = h
 	f.hs = transport.NewHTTPServer(h, nil)
 	if setup.Configure != nil {
 		setup.Configure(f.hs)

@@ -92,7 +92,7 @@ func TestHTTPMaxLifetime(t *testing.T) {
 	for _, m := range messagesOf(t, s.rest()) {
 		assert.NotEqual(t, id, m.ID, "no response from a closed session")
 	}
-	assert.NoError(t, get.ended(), "the GET stream ends")
+	assert.NoError(t, get.endedWithSession(), "the GET stream ends")
 	r := c.post(mustRequest(t, c, messages.MethodPing, nil), nil)
 	assert.Equal(t, http.StatusNotFound, r.status, "body: %s", r.body)
 }

@@ -165,7 +165,8 @@ func (h *HTTPHandler) initialize(x *exchange, msg *messages.Message) {
 }
 
 // collect appends the frames of batch to dst, and returns the signal that
-// ended the stream (SignalFrame when none did; SignalAttached is skipped).
+// ended the stream (SignalFrame when none did; SignalAttached and
+// SignalResumed are skipped).
 func collect(dst []messages.Frame, batch []messages.StreamEvent) ([]messages.Frame, messages.StreamSignal) {
 	for _, ev := range batch {
 		switch {

@@ -126,7 +126,7 @@ func TestHTTPDelete(t *testing.T) {
 
 	assert.Error(t, recv(t, f.askErr, "the pending elicitation to fail"))
 	assert.ErrorIs(t, recv(t, f.gateEnded, "gate to be cancelled"), context.Canceled)
-	assert.NoError(t, get.ended(), "the GET stream closes")
+	assert.NoError(t, get.endedWithSession(), "the GET stream closes")
 	for _, m := range messagesOf(t, ask.rest()) {
 		assert.NotEqual(t, askID, m.ID, "no response after the session ended")
 	}

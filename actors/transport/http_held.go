@@ -1,0 +1,214 @@
+package transport
+
+import (
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcp-actors/mcp-actors/actors/router"
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// holdAfter is how long a GET stream stays quiet on its handler's
+// goroutine before it is held instead (see heldStream). Streams of short
+// sessions end before it, and give their connection back to net/http;
+// the streams of idle sessions, the many, cost no goroutine. (A variable
+// for the tests.)
+var holdAfter = 25 * time.Millisecond
+
+// heldStream is a GET's event stream once its handler has let go of it:
+// the connection is taken over from net/http (Hijack) and no goroutine
+// waits on it. The session's events are queued as they arrive and written
+// by a goroutine started for the purpose, which ends when the queue is
+// empty; the handler's hub pings the stream when it has been quiet; a
+// write that fails ends it, and the session is told. The body goes on as
+// net/http began it (chunked over HTTP/1.1) and ends with the connection,
+// which net/http cannot take back.
+//
+//	session ──StreamEvent──▶ Queue (forwarding) ──▶ heldStream.queue ──go run──▶ conn
+//	hub (one goroutine per handler while streams are held) ──ping due──▶ run
+type heldStream struct {
+	h       *HTTPHandler
+	session string
+	sid     messages.StreamID
+	conn    net.Conn
+	chunked bool
+	start   time.Time // when the GET arrived, for the Observer
+
+	mu        sync.Mutex
+	queue     []messages.StreamEvent
+	writing   bool // a goroutine is writing
+	ping      bool // a keep-alive comment is due
+	ending    bool // the stream ends once the queue is written
+	done      bool // the connection is closed
+	lastWrite time.Time
+	buf       []byte
+	frames    []messages.Frame
+}
+
+// hold takes a quiet GET stream over from its handler: true when it did,
+// and the handler returns at once without unregistering the stream.
+// Connections that cannot be taken over (HTTP/2) stay with the handler.
+func (h *HTTPHandler) hold(x *exchange, q *router.Queue, sid messages.StreamID) bool {
+	if x.r.ProtoMajor != 1 {
+		return false
+	}
+	conn, _, err := http.NewResponseController(x.w).Hijack()
+	if err != nil {
+		return false
+	}
+	// What net/http buffered of the connection's input is dropped with the
+	// reader: nothing follows a GET stream on its connection.
+	_ = conn.SetDeadline(time.Time{})
+	s := &heldStream{h: h, session: x.session, sid: sid, conn: conn, chunked: x.r.ProtoAtLeast(1, 1),
+		start: x.start, lastWrite: time.Now()}
+	x.held = true
+	q.Forward(s)
+	h.router.Streams().Replace(sid, s) // the queue is let go of
+	h.hub.add(s)
+	return true
+}
+
+// Receive implements router.Receiver.
+func (s *heldStream) Receive(ev messages.StreamEvent) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done || s.ending {
+		return false
+	}
+	if len(s.queue) >= s.h.opts.StreamQueue && ev.Signal == messages.SignalFrame {
+		// The client is not keeping up: end the stream; the session keeps
+		// the frames in its event log for the client to resume.
+		s.queue, s.ending = s.queue[:0], true
+		s.kick()
+		return false
+	}
+	s.queue = append(s.queue, ev)
+	if ev.Signal.Ends() {
+		s.ending = true
+	}
+	s.kick()
+	return true
+}
+
+// Gone implements router.Receiver: the stream has ended, or its client has
+// closed the connection.
+func (s *heldStream) Gone() bool {
+	s.mu.Lock()
+	done := s.done
+	s.mu.Unlock()
+	return done || peerGone(s.conn)
+}
+
+// look ends the stream if its client has closed the connection, and
+// otherwise asks for a ping if it has been quiet for d (> 0).
+func (s *heldStream) look(now time.Time, d time.Duration) {
+	if peerGone(s.conn) {
+		s.clientGone()
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d > 0 && !s.done && !s.writing && now.Sub(s.lastWrite) >= d {
+		s.ping = true
+		s.kick()
+	}
+}
+
+// clientGone ends a stream whose client has gone; the session is told.
+func (s *heldStream) clientGone() {
+	s.mu.Lock()
+	if s.done || s.writing { // a writer finishes it (its write fails)
+		s.mu.Unlock()
+		return
+	}
+	s.done = true
+	s.mu.Unlock()
+	s.finish(true)
+}
+
+// kick starts a writer if there is something to write and none runs.
+// Called with mu held.
+func (s *heldStream) kick() {
+	if s.writing || s.done || (len(s.queue) == 0 && !s.ping && !s.ending) {
+		return
+	}
+	s.writing = true
+	go s.run()
+}
+
+// run writes until there is nothing left to write.
+func (s *heldStream) run() {
+	for {
+		s.mu.Lock()
+		batch, ping, ending := s.queue, s.ping, s.ending
+		s.queue, s.ping = nil, false
+		if len(batch) == 0 && !ping && !ending {
+			s.writing = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+
+		var end messages.StreamSignal
+		s.frames, end = collect(s.frames[:0], batch)
+		events := appendEvents(nil, s.frames, ping, s.h.retry)
+		last := ending && end != messages.SignalFrame || ending && len(batch) == 0
+		s.buf = s.format(s.buf[:0], events)
+		var err error
+		if len(s.buf) > 0 {
+			_ = s.conn.SetWriteDeadline(time.Now().Add(s.h.opts.WriteTimeout))
+			_, err = s.conn.Write(s.buf)
+		}
+		if obs := s.h.opts.Observer; obs != nil && err == nil {
+			for range s.frames {
+				obs.StreamEvent(false)
+			}
+		}
+		if err != nil || last || end != messages.SignalFrame {
+			s.finish(err != nil)
+			return
+		}
+		s.mu.Lock()
+		s.lastWrite = time.Now()
+		s.mu.Unlock()
+	}
+}
+
+// format frames events as the next piece of the body: one chunk over
+// HTTP/1.1, as they are over HTTP/1.0. The body never gets the chunked
+// encoding's end: its head did not say the connection closes after it,
+// so a client that read a clean end would take the connection back into
+// its pool, and find it closed. Cut short, the body tells the client the
+// connection is done.
+func (s *heldStream) format(b, events []byte) []byte {
+	if !s.chunked {
+		return append(b, events...)
+	}
+	if len(events) > 0 {
+		b = strconv.AppendInt(b, int64(len(events)), 16)
+		b = append(b, "\r\n"...)
+		b = append(b, events...)
+		b = append(b, "\r\n"...)
+	}
+	return b
+}
+
+// finish closes the connection and forgets the stream; after a failed
+// write the session is told the stream has no connection any more.
+func (s *heldStream) finish(failed bool) {
+	s.mu.Lock()
+	s.done, s.writing, s.queue = true, false, nil
+	s.mu.Unlock()
+	s.h.hub.remove(s)
+	s.h.router.Streams().Unregister(s.sid)
+	_ = s.conn.Close()
+	if failed {
+		_ = s.h.router.Deliver(s.h.ctx, s.session, &messages.DetachStream{Stream: s.sid})
+	}
+	if obs := s.h.opts.Observer; obs != nil {
+		obs.HTTPRequest(http.MethodGet, http.StatusOK, time.Since(s.start))
+	}
+}
