@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -45,12 +46,10 @@ func New(tb testing.TB, srv *mcpactors.Server) *Harness {
 func (h *Harness) Open(opts ...Option) *Client {
 	h.tb.Helper()
 	cfg := newConfig(opts)
-	rt := h.Server.Router()
-	id, err := rt.Open(context.Background(), router.OpenOptions{Principal: cfg.principal})
+	c, err := open(context.Background(), h.Server, cfg)
 	if err != nil {
-		h.tb.Fatalf("harness: opening a session: %v", err)
+		h.tb.Fatalf("harness: %v", err)
 	}
-	c := newClient(rt, id, cfg)
 	h.tb.Cleanup(c.Close)
 	return c
 }
@@ -65,4 +64,29 @@ func (h *Harness) Connect(opts ...Option) *Client {
 		h.tb.Fatalf("harness: %v", err)
 	}
 	return c
+}
+
+// Dial opens a session on srv and completes the handshake, as Connect
+// does, outside a test (an example, a tool of your own). Close the client
+// when done; closing the server is yours.
+func Dial(ctx context.Context, srv *mcpactors.Server, opts ...Option) (*Client, error) {
+	c, err := open(ctx, srv, newConfig(opts))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Initialize(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// open opens a session through srv's router and returns a client for it.
+func open(ctx context.Context, srv *mcpactors.Server, cfg clientConfig) (*Client, error) {
+	rt := srv.Router()
+	id, err := rt.Open(ctx, router.OpenOptions{Principal: cfg.principal})
+	if err != nil {
+		return nil, fmt.Errorf("harness: opening a session: %w", err)
+	}
+	return newClient(rt, id, cfg), nil
 }

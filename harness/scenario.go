@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -33,15 +35,23 @@ import (
 //	> {"jsonrpc":"2.0","id":"$S","result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}
 //	< {"jsonrpc":"2.0","id":2,"result":{…}}
 //
-// With update set, RunScenario rewrites the "<" lines from what the server
+// With -update (the flag this package defines for the test binaries that
+// import it: go test -run Scenarios -update), RunScenario rewrites the "<"
+// lines from what the server
 // actually sent, keeping placeholders where the old lines had them; a group
 // that is short keeps what arrived and the scenario goes on, and groups
 // never reached keep their old lines. Write a group with as many lines as
 // the server will send (any JSON will do) and let update fill them in.
 
+// update is the -update flag of every test binary that imports the
+// harness: golden transcripts are rewritten rather than checked. (A test
+// package that imports the harness must not define a flag of that name.)
+var update = flag.Bool("update", false, "harness: rewrite golden scenario transcripts from what the server sends")
+
 // RunScenarios runs every file matching pattern (e.g. "testdata/*.txtar")
-// as a subtest, each against a fresh server from newServer.
-func RunScenarios(t *testing.T, pattern string, newServer func(testing.TB) *mcpactors.Server, update bool) {
+// as a subtest, each against a fresh server from newServer; with -update it
+// rewrites them.
+func RunScenarios(t *testing.T, pattern string, newServer func(testing.TB) *mcpactors.Server) {
 	t.Helper()
 	files, err := filepath.Glob(pattern)
 	if err != nil || len(files) == 0 {
@@ -49,7 +59,7 @@ func RunScenarios(t *testing.T, pattern string, newServer func(testing.TB) *mcpa
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), func(t *testing.T) {
-			RunScenario(t, f, newServer(t), update)
+			RunScenario(t, f, newServer(t))
 		})
 	}
 }
@@ -62,12 +72,56 @@ type step struct {
 	line   int      // first line number, for errors
 }
 
-// RunScenario plays one scenario file against srv on a fresh session.
-func RunScenario(t *testing.T, file string, srv *mcpactors.Server, update bool) {
+// RunScenario plays one scenario file against srv on a fresh session;
+// with -update it rewrites the file.
+func RunScenario(t *testing.T, file string, srv *mcpactors.Server) {
 	t.Helper()
+	c := New(t, srv).Open()
+	if err := runScenario(t, c, file, *update); err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+}
+
+// CheckScenario plays one scenario file against srv on a fresh session,
+// outside a test, and returns what did not match (nil when all did). The
+// session is closed before it returns.
+func CheckScenario(ctx context.Context, file string, srv *mcpactors.Server) error {
+	c, err := open(ctx, srv, newConfig(nil))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var r collector
+	if err := runScenario(&r, c, file, false); err != nil {
+		return err
+	}
+	return errors.Join(r.errs...)
+}
+
+// reporter is what a scenario run reports to: a *testing.T, or a
+// collector.
+type reporter interface {
+	Helper()
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+}
+
+// collector gathers what a scenario run reports, outside a test.
+type collector struct{ errs []error }
+
+func (*collector) Helper()             {}
+func (*collector) Logf(string, ...any) {}
+func (c *collector) Errorf(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf(format, args...))
+}
+
+// runScenario plays file on c, and with update rewrites it. Mismatches go
+// to r; what stops the run is returned.
+func runScenario(r reporter, c *Client, file string, update bool) error {
+	r.Helper()
 	ar, err := txtar.ParseFile(file)
 	if err != nil {
-		t.Fatalf("harness: reading %s: %v", file, err)
+		return fmt.Errorf("reading %s: %w", file, err)
 	}
 	idx := -1
 	for i, f := range ar.Files {
@@ -76,20 +130,23 @@ func RunScenario(t *testing.T, file string, srv *mcpactors.Server, update bool) 
 		}
 	}
 	if idx < 0 {
-		t.Fatalf(`harness: %s has no "transcript" file`, file)
+		return fmt.Errorf(`%s has no "transcript" file`, file)
 	}
 	steps, err := parseTranscript(string(ar.Files[idx].Data))
 	if err != nil {
-		t.Fatalf("harness: %s: %v", file, err)
+		return fmt.Errorf("%s: %w", file, err)
 	}
-	c := New(t, srv).Open()
-	got := play(t, c, steps, update)
+	got, err := play(r, c, steps, update)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
 	if update {
 		ar.Files[idx].Data = []byte(rewrite(string(ar.Files[idx].Data), got))
 		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
-			t.Fatalf("harness: updating %s: %v", file, err)
+			return fmt.Errorf("updating %s: %w", file, err)
 		}
 	}
+	return nil
 }
 
 func parseTranscript(text string) ([]step, error) {
@@ -119,7 +176,7 @@ func parseTranscript(text string) ([]step, error) {
 
 // play runs the steps and returns, per expect group (by first line), the
 // lines the server actually sent, for update.
-func play(t *testing.T, c *Client, steps []step, update bool) map[int][]string {
+func play(t reporter, c *Client, steps []step, update bool) (map[int][]string, error) {
 	t.Helper()
 	vars := map[string]any{}
 	got := map[int][]string{}
@@ -127,14 +184,14 @@ func play(t *testing.T, c *Client, steps []step, update bool) map[int][]string {
 	for _, st := range steps {
 		if st.expect == nil {
 			if _, err := decodeJSON([]byte(st.send)); err != nil {
-				t.Fatalf("line %d: client message is not JSON: %v", st.line, err)
+				return got, fmt.Errorf("line %d: client message is not JSON: %w", st.line, err)
 			}
 			msg, missing := substituteLine(st.send, vars)
 			if missing != "" {
-				t.Fatalf("line %d: placeholder $%s is not bound yet", st.line, missing)
+				return got, fmt.Errorf("line %d: placeholder $%s is not bound yet", st.line, missing)
 			}
 			if err := c.SendRaw([]byte(msg)); err != nil {
-				t.Fatalf("line %d: sending: %v", st.line, err)
+				return got, fmt.Errorf("line %d: sending: %w", st.line, err)
 			}
 			continue
 		}
@@ -144,7 +201,7 @@ func play(t *testing.T, c *Client, steps []step, update bool) map[int][]string {
 			got[st.line], _ = matchGroup(st.expect, have, vars)
 			failOrUpdate(t, update, "line %d: waiting for %d server messages, got %d (%v):\n%s", st.line, n, len(have), err, strings.Join(rawLines(have), "\n"))
 			if !update {
-				return got
+				return got, nil
 			}
 			cursor += len(have)
 			continue
@@ -161,10 +218,10 @@ func play(t *testing.T, c *Client, steps []step, update bool) map[int][]string {
 		got[-1] = rawLines(extra)
 		failOrUpdate(t, update, "the server sent more than the transcript expects:\n%s", strings.Join(rawLines(extra), "\n"))
 	}
-	return got
+	return got, nil
 }
 
-func failOrUpdate(t *testing.T, update bool, format string, args ...any) {
+func failOrUpdate(t reporter, update bool, format string, args ...any) {
 	t.Helper()
 	if update {
 		t.Logf("updating: "+format, args...)

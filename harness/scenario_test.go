@@ -1,6 +1,7 @@
 package harness_test
 
 import (
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 func newScenarioServer(tb testing.TB) *mcpactors.Server { return newTestServer(tb) }
 
 func TestScenarios(t *testing.T) {
-	harness.RunScenarios(t, "testdata/*.txtar", newScenarioServer, false)
+	harness.RunScenarios(t, "testdata/*.txtar", newScenarioServer)
 }
 
 // transcript returns the transcript file of a scenario.
@@ -42,7 +43,7 @@ func TestUpdate(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, orig, 0o644))
 
 	t.Run("update", func(t *testing.T) {
-		harness.RunScenario(t, file, newTestServer(t), true)
+		withUpdate(t, func() { harness.RunScenario(t, file, newTestServer(t)) })
 	})
 	updated, err := os.ReadFile(file)
 	require.NoError(t, err)
@@ -79,11 +80,11 @@ func TestUpdate(t *testing.T) {
 		"a group keeps the order of its lines, whatever order the messages came in")
 
 	t.Run("the updated file passes", func(t *testing.T) {
-		harness.RunScenario(t, file, newTestServer(t), false)
+		harness.RunScenario(t, file, newTestServer(t))
 	})
 
 	t.Run("updating a passing file changes nothing", func(t *testing.T) {
-		harness.RunScenario(t, file, newTestServer(t), true)
+		withUpdate(t, func() { harness.RunScenario(t, file, newTestServer(t)) })
 		again, err := os.ReadFile(file)
 		require.NoError(t, err)
 		assert.Equal(t, string(updated), string(again))
@@ -101,7 +102,7 @@ func TestFailingScenarioHelper(t *testing.T) {
 	if pattern == "" {
 		t.Skip("run by TestScenarioFailures")
 	}
-	harness.RunScenarios(t, pattern, newScenarioServer, false)
+	harness.RunScenarios(t, pattern, newScenarioServer)
 }
 
 func TestScenarioFailures(t *testing.T) {
@@ -129,4 +130,12 @@ func TestScenarioFailures(t *testing.T) {
 			assert.Contains(t, string(out), tt.want)
 		})
 	}
+}
+
+// withUpdate runs fn as under go test -update: the harness's flag.
+func withUpdate(t *testing.T, fn func()) {
+	t.Helper()
+	require.NoError(t, flag.Set("update", "true"))
+	defer func() { require.NoError(t, flag.Set("update", "false")) }()
+	fn()
 }

@@ -3,7 +3,7 @@
 // the official MCP conformance suite (@modelcontextprotocol/conformance
 // 0.1.16) calls on a server, plus tools of our own for roots, cancellation,
 // long-running work and catalog changes. The names, texts and behaviours are
-// those of the project's REFERENCE-TOOLS.md (where in doubt, the suite's own
+// those of the project's docs/reference-tools.md (where in doubt, the suite's own
 // scenario descriptions); interop tests and benchmarks rely on them.
 //
 // It doubles as the embedding example: everything here uses only the public

@@ -30,7 +30,7 @@
 //     lines in the order they were written.
 //
 //  3. Read every generated line against the MCP specification and
-//     REFERENCE-TOOLS.md: the golden file must encode correct behaviour, not
+//     docs/reference-tools.md: the golden file must encode correct behaviour, not
 //     whatever the server did; a wrong line is a server bug to fix, not to
 //     enshrine. Then run without -update, with -race, several times
 //     (go test -race -count=3 ./reftools/): every group must be
@@ -40,7 +40,6 @@
 package reftools_test
 
 import (
-	"flag"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -51,10 +50,10 @@ import (
 	"github.com/mcp-actors/mcp-actors/reftools"
 )
 
-var update = flag.Bool("update", false, "rewrite golden transcripts")
-
+// TestScenarios plays the golden transcripts; go test -run Scenarios
+// -update rewrites them (the harness's flag).
 func TestScenarios(t *testing.T) {
-	harness.RunScenarios(t, "testdata/*.txtar", newServer, *update)
+	harness.RunScenarios(t, "testdata/*.txtar", newServer)
 }
 
 // newServer returns a fresh server with the reference set registered.

@@ -203,13 +203,20 @@ func (h *HTTPHandler) fail(x *exchange, status int, msg string) {
 	if status >= 500 {
 		code = messages.CodeInternalError
 	}
+	h.refuse(x, status, messages.ID{}, &messages.Error{Code: code, Message: msg})
+}
+
+// refuse answers with status and the JSON-RPC error e for id, and logs
+// the refusal at debug level.
+func (h *HTTPHandler) refuse(x *exchange, status int, id messages.ID, e *messages.Error) {
+	msg := e.Message
 	if h.log.Enabled(x.r.Context(), slog.LevelDebug) {
 		h.log.LogAttrs(x.r.Context(), slog.LevelDebug, "http request refused",
 			slog.Int("status", status), slog.String("reason", msg),
 			slog.String("method", x.r.Method), slog.String("path", x.r.URL.Path),
 			slog.String("session", x.session), slog.String("remote", x.r.RemoteAddr))
 	}
-	h.reply(x, status, messages.EncodeError(messages.ID{}, &messages.Error{Code: code, Message: msg}))
+	h.reply(x, status, messages.EncodeError(id, e))
 }
 
 // acceptance says whether the Accept header admits the two media types

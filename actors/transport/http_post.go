@@ -42,7 +42,7 @@ func (h *HTTPHandler) post(x *exchange) {
 	}
 	msg, derr := messages.Decode(body)
 	if derr != nil {
-		h.reply(x, http.StatusBadRequest, messages.EncodeError(idOf(msg), derr))
+		h.refuse(x, http.StatusBadRequest, idOf(msg), derr)
 		return
 	}
 	x.mcpMethod = msg.Method
@@ -237,13 +237,13 @@ func (h *HTTPHandler) detach(x *exchange, sid messages.StreamID) {
 // event stream that ends when every one has been answered.
 func (h *HTTPHandler) batch(x *exchange, version string, body []byte) {
 	if version != messages.Version20250326 && version != messages.Version20241105 {
-		h.reply(x, http.StatusBadRequest, messages.EncodeError(messages.ID{}, messages.Errorf(messages.CodeInvalidRequest,
-			"invalid request: JSON-RPC batches are not supported in protocol %s", version)))
+		h.refuse(x, http.StatusBadRequest, messages.ID{}, messages.Errorf(messages.CodeInvalidRequest,
+			"invalid request: JSON-RPC batches are not supported in protocol %s", version))
 		return
 	}
 	items, derr := messages.DecodeBatch(body)
 	if derr != nil {
-		h.reply(x, http.StatusBadRequest, messages.EncodeError(messages.ID{}, derr))
+		h.refuse(x, http.StatusBadRequest, messages.ID{}, derr)
 		return
 	}
 	if !h.session(x) {

@@ -8,7 +8,7 @@ import (
 )
 
 // debugMem answers GET /debug/mem with heap and goroutine figures, in the
-// shape the peer benchmark (../shared/bench) reads. ?gc=1 forces a GC and
+// shape the peer benchmark (bench/) reads. ?gc=1 forces a GC and
 // returns freed memory to the OS first.
 func debugMem() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

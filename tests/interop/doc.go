@@ -1,6 +1,6 @@
 // Package interop drives the mcp-actors binary with the official MCP SDK
 // clients, the way real clients would. It builds ./cmd/mcp-actors once and
-// checks every reference tool, resource and prompt (REFERENCE-TOOLS.md) on
+// checks every reference tool, resource and prompt (docs/reference-tools.md) on
 // sessions pinned to protocol 2025-11-25:
 //
 //   - TestReferenceTools: the Go SDK client (github.com/modelcontextprotocol/

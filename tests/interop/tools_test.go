@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// referenceTools are the tool names of REFERENCE-TOOLS.md.
+// referenceTools are the tool names of docs/reference-tools.md.
 var referenceTools = []string{
 	"test_simple_text",
 	"test_image_content",

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestServeRefusesBadFlags checks that serve refuses, before it listens,
+// flags that cannot work, saying which.
+func TestServeRefusesBadFlags(t *testing.T) {
+	bin, err := binary()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--path", "mcp"}, "--path"},
+		{[]string{"--path", ""}, "--path"},
+		{[]string{"--max-sessions", "0"}, "--max-sessions"},
+		{[]string{"--max-sessions", "-5"}, "--max-sessions"},
+		{[]string{"--max-body", "0"}, "--max-body"},
+		{[]string{"--shutdown-timeout", "0s"}, "--shutdown-timeout"},
+		{[]string{"--session-ttl", "-1s"}, "--session-ttl"},
+		{[]string{"--keepalive", "-1s"}, "--keepalive"},
+		{[]string{"--tls-cert", "main.go"}, "--tls-key"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit)
+			assert.NotZero(t, exit.ExitCode())
+			assert.Contains(t, stderr.String(), tc.want, "the message names the flag")
+			assert.NotContains(t, stderr.String(), "serving MCP", "nothing was served")
+		})
+	}
+}
+
+// serveProc is `mcp-actors serve` on a loopback port.
+type serveProc struct {
+	*proc
+	url string
+}
+
+// startServe runs serve with args on a free loopback port and waits for
+// the URL it logs.
+func startServe(t *testing.T, env []string, args ...string) *serveProc {
+	t.Helper()
+	p := start(t, env, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	re := regexp.MustCompile(`url"?[=:]"?(https?://[^\s"]+)`)
+	deadline := time.Now().Add(exitTimeout)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(p.stderr.String()); m != nil {
+			sp := &serveProc{proc: p, url: m[1]}
+			t.Cleanup(func() {
+				_ = p.cmd.Process.Signal(syscall.SIGTERM)
+				assert.Equal(t, 0, p.wait(), "stderr:\n%s", p.stderr)
+			})
+			return sp
+		}
+		select {
+		case err := <-p.done:
+			p.done <- err
+			t.Fatalf("serve exited: %v\n%s", err, p.stderr)
+		case <-time.After(10 * time.Millisecond): // polling the log of a real process
+		}
+	}
+	t.Fatalf("serve did not log its URL:\n%s", p.stderr)
+	return nil
+}
+
+// initialize posts an initialize with client and returns the response.
+func initialize(t *testing.T, client *http.Client, url string) *http.Response {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cli-test","version":"1"}}}`
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	require.NoError(t, resp.Body.Close())
+	return resp
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key to dir.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "mcp-actors test"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600))
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// TestServeTLS checks --tls-cert/--tls-key: HTTPS, with HTTP/2.
+func TestServeTLS(t *testing.T) {
+	cert, key, pool := selfSigned(t, t.TempDir())
+	s := startServe(t, nil, "--tls-cert", cert, "--tls-key", key)
+	require.True(t, strings.HasPrefix(s.url, "https://"), s.url)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	resp := initialize(t, &http.Client{Transport: tr, Timeout: exitTimeout}, s.url)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, 2, resp.ProtoMajor, "HTTP/2 over TLS")
+	assert.NotEmpty(t, resp.Header.Get("Mcp-Session-Id"))
+}
+
+// TestServeH2C checks --h2c: HTTP/2 without TLS, HTTP/1.1 still served.
+func TestServeH2C(t *testing.T) {
+	s := startServe(t, nil, "--h2c")
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	defer tr.CloseIdleConnections()
+	resp := initialize(t, &http.Client{Transport: tr, Timeout: exitTimeout}, s.url)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, 2, resp.ProtoMajor, "h2c")
+
+	resp = initialize(t, &http.Client{Timeout: exitTimeout}, s.url)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, 1, resp.ProtoMajor)
+}
+
+// TestServeDebugLogs checks the access log at debug level (a line per
+// request, one per refused request with its reason) in JSON, with
+// durations as strings.
+func TestServeDebugLogs(t *testing.T) {
+	s := startServe(t, nil, "--log-level", "debug", "--log-format", "json")
+	client := &http.Client{Timeout: exitTimeout}
+	resp := initialize(t, client, s.url)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	session := resp.Header.Get("Mcp-Session-Id")
+
+	req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", "no-such-session")
+	r2, err := client.Do(req)
+	require.NoError(t, err)
+	r2.Body.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), exitTimeout)
+	defer cancel()
+	var access, refused map[string]any
+	for access == nil || refused == nil {
+		for _, line := range strings.Split(s.stderr.String(), "\n") {
+			var rec map[string]any
+			if json.Unmarshal([]byte(line), &rec) != nil {
+				continue
+			}
+			switch rec["msg"] {
+			case "http request":
+				if rec["mcp_method"] == "initialize" {
+					access = rec
+				}
+			case "http request refused":
+				refused = rec
+			}
+		}
+		if access != nil && refused != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no access log lines:\n%s", s.stderr)
+		case <-time.After(10 * time.Millisecond): // polling the log of a real process
+		}
+	}
+	assert.Equal(t, "POST", access["method"])
+	assert.Equal(t, session, access["session"])
+	assert.EqualValues(t, 200, access["status"])
+	d, ok := access["duration"].(string)
+	require.True(t, ok, "the duration is a string: %v", access["duration"])
+	_, err = time.ParseDuration(d)
+	assert.NoError(t, err)
+	assert.EqualValues(t, 404, refused["status"])
+	assert.Equal(t, "session not found", refused["reason"])
+}
