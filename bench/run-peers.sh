@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # run-peers.sh - our server against the Go MCP peer servers, over Streamable HTTP.
 #
-# Builds the peers (peers/gosdk, peers/mcpgo), the load client (load), the
-# table printer (summarize) and our server (../cmd/mcp-actors) into bin/.
+# Builds the peers (peers/gosdk, peers/mcpgo, peers/floor), the load client
+# (load), the table printer (summarize) and our server (../cmd/mcp-actors)
+# into bin/.
 # Then, for ROUNDS rounds, it runs every scenario on each server in turn
 # (A B A B ...), each run on a freshly started server process on a loopback
 # port, reads the server's CPU time (utime+stime, /proc/PID/stat) and VmRSS,
-# and prints a table of medians with ratio columns X/BASE, and a RATIO line
-# ours/BASE. Every run is bounded (DURATION, or a fixed session count for
-# idle), and every process it starts is stopped by PID.
+# and prints a table of medians with ratio columns X/BASE, a RATIO line
+# ours/BASE and, with floor in SERVERS, a FLOOR line ours/floor. Every run
+# is bounded (DURATION, or a fixed session count for idle), and every
+# process it starts is stopped by PID.
 #
 # Environment knobs (defaults in brackets):
 #   ROUNDS [3]  DURATION [10s]  SESSIONS [50]  CONNECT_WORKERS [10]
 #   IDLE_SIZES ["2000 10000"]  IDLE_SETTLE [2s]  SMOKE [1]  SLOW_SECONDS [0.5]
-#   SERVERS ["gosdk mcpgo ours"]
+#   SERVERS ["gosdk mcpgo ours"]; "floor" is peers/floor, a bare net/http
+#             handler answering with canned bytes (no MCP library), the least
+#             any server on net/http can cost: SERVERS="gosdk mcpgo floor ours"
 #   SCENARIOS ["echo_s1 echo_s50 ask_s50 sample_s50 connect idle"]
 #             also known: roots_s50 slow_s50 idle_<N> (idle = every IDLE_SIZES)
 #   BASE      server the ratio columns divide by [mcpgo if in SERVERS, else
@@ -30,9 +34,13 @@
 #               them round-robin (-urls) and sums their CPU time. Only for a
 #               server whose nodes share sessions (a cluster).
 #   QUICK=1   quick check, well under a minute: 1 round, 3 s runs, echo_s50
-#             ask_s50 idle_2000, no smoke, SERVERS ["mcpgo ours"]; explicit
-#             knobs win. Its last line is
-#             "RATIO echo_cpu=.. ask_cpu=.. idle_rss=.. errors=N".
+#             ask_s50 idle_2000, no smoke, SERVERS ["mcpgo floor ours"];
+#             explicit knobs win. Its last lines are
+#             "RATIO echo_cpu=.. ask_cpu=.. idle_rss=.. errors=N" (ours/BASE)
+#             and "FLOOR echo_cpu=.. ask_cpu=.. idle_rss=.. errors=N"
+#             (ours/floor, printed whenever floor and ours are in SERVERS).
+# Every figure against the floor afterwards:
+#   bin/summarize -base floor results/<ts>/raw.txt
 # Scenario names keep the short forms: echo_s50 calls test_echo, ask_s50
 # test_elicitation, sample_s50 test_sampling, roots_s50 test_roots and
 # slow_s50 test_slow. A server that also serves GET /debug/mem (the shape of
@@ -45,7 +53,7 @@ BENCH=$(pwd)
 QUICK=${QUICK:-0}
 default_servers="gosdk mcpgo ours"
 if [ "$QUICK" = 1 ]; then
-	default_servers="mcpgo ours"
+	default_servers="mcpgo floor ours"
 	ROUNDS=${ROUNDS:-1}
 	DURATION=${DURATION:-3s}
 	SCENARIOS=${SCENARIOS:-"echo_s50 ask_s50 idle_2000"}
@@ -86,7 +94,7 @@ LOG=$OUT/runs.log
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 echo "building into $BIN ..."
-timeout 900 go build -o "$BIN/" ./peers/gosdk ./peers/mcpgo ./load ./summarize || exit 1
+timeout 900 go build -o "$BIN/" ./peers/gosdk ./peers/mcpgo ./peers/floor ./load ./summarize || exit 1
 if has_server ours && [ -z "${CMD_ours:-}" ]; then
 	timeout 900 go build -C .. -o "$BIN/mcp-actors" ./cmd/mcp-actors || exit 1
 	CMD_ours="$BIN/mcp-actors serve --listen {addr} --reference-tools --debug --log-level warn"
@@ -109,6 +117,7 @@ server_cmd() { # name addr node
 	case "$1" in
 	gosdk) echo "$BIN/gosdk -addr $2" ;;
 	mcpgo) echo "$BIN/mcpgo -addr $2" ;;
+	floor) echo "$BIN/floor -addr $2" ;;
 	*)
 		local var="CMD_$1" c
 		if [ -z "${!var:-}" ]; then
@@ -421,5 +430,9 @@ if [ "$QUICK" = 1 ] || has_server ours; then
 		"$BIN/summarize" -base "$BASE" -ratio-line ours "$RAW" | tee -a "$OUT/summary.md"
 	else
 		echo "RATIO n/a" | tee -a "$OUT/summary.md"
+	fi
+	if has_server ours && has_server floor; then
+		echo "(FLOOR = ours/floor, the same figures against bare net/http with canned bytes; all of them: bin/summarize -base floor $RAW)"
+		"$BIN/summarize" -base floor -ratio-line ours "$RAW" | sed 's/^RATIO/FLOOR/' | tee -a "$OUT/summary.md"
 	fi
 fi

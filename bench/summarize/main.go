@@ -15,8 +15,10 @@
 // run that gave no result as one. It prints "RATIO n/a" when NAME has no
 // runs or is the base. Without -base, the table's base is the first server
 // seen and the ratio line's is mcpgo if present, else the first other server.
+// -base floor gives every figure against peers/floor ("× floor"); run-peers.sh
+// prints "-base floor -ratio-line ours" as its FLOOR line.
 //
-// Usage: summarize [-base mcpgo] [-ratio-line ours] results/<ts>/raw.txt
+// Usage: summarize [-base mcpgo|floor] [-ratio-line ours] results/<ts>/raw.txt
 package main
 
 import (

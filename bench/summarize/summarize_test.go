@@ -78,3 +78,49 @@ func TestMedian(t *testing.T) {
 		}
 	}
 }
+
+// rawFloor is one round of mcpgo, floor and ours in run-peers.sh's order
+// (QUICK=1 runs SERVERS="mcpgo floor ours").
+const rawFloor = `
+RUN round=1 server=mcpgo scenario=echo_s50 mode=calls server_cpu_us_per_call=100 errors=0 warmup_errors=0 failed_sessions=0
+RUN round=1 server=floor scenario=echo_s50 mode=calls server_cpu_us_per_call=40 errors=0 warmup_errors=0 failed_sessions=0
+RUN round=1 server=ours scenario=echo_s50 mode=calls server_cpu_us_per_call=60 errors=0 warmup_errors=0 failed_sessions=0
+RUN round=1 server=mcpgo scenario=ask_s50 mode=calls server_cpu_us_per_call=200 errors=0 warmup_errors=0 failed_sessions=0
+RUN round=1 server=floor scenario=ask_s50 mode=calls server_cpu_us_per_call=100 errors=0 warmup_errors=0 failed_sessions=0
+RUN round=1 server=ours scenario=ask_s50 mode=calls server_cpu_us_per_call=150 errors=0 warmup_errors=0 failed_sessions=0
+RUN round=1 server=mcpgo scenario=idle_2000 mode=idle opened=2000 errors=0 rss_base_kb=10000 rss_kb=110000 ready=1
+RUN round=1 server=floor scenario=idle_2000 mode=idle opened=2000 errors=0 rss_base_kb=10000 rss_kb=20000 ready=1
+RUN round=1 server=ours scenario=idle_2000 mode=idle opened=2000 errors=0 rss_base_kb=10000 rss_kb=30000 ready=1
+`
+
+// TestBaseFloor checks the figures against the floor: "summarize -base
+// floor" for the table and "-base floor -ratio-line ours" for the line that
+// run-peers.sh prints as FLOOR.
+func TestBaseFloor(t *testing.T) {
+	ds, err := readRuns(strings.NewReader(rawFloor))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	printTable(&sb, ds, "floor")
+	out := sb.String()
+	for _, row := range []string{
+		"| scenario | metric | floor | mcpgo | ours | mcpgo/floor | ours/floor |",
+		"| echo_s50 | server_cpu_us_per_call | 40.0 | 100 | 60.0 | 2.50 | 1.50 |",
+		"| ask_s50 | server_cpu_us_per_call | 100 | 200 | 150 | 2.00 | 1.50 |",
+		"| idle_2000 | RSS bytes/session (VmRSS) | 5120 | 51200 | 10240 | 10.00 | 2.00 |",
+	} {
+		if !strings.Contains(out, row) {
+			t.Errorf("table lacks %q:\n%s", row, out)
+		}
+	}
+	want := "RATIO echo_cpu=1.50 ask_cpu=1.50 idle_rss=2.00 errors=0"
+	if got := ratioSummary(ds, "floor", "ours"); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	// Without -base the ratio line stays against mcpgo.
+	want = "RATIO echo_cpu=0.60 ask_cpu=0.75 idle_rss=0.20 errors=0"
+	if got := ratioSummary(ds, ds.defaultRatioBase("ours"), "ours"); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
