@@ -37,9 +37,9 @@ func (s *Server) httpObserver() transport.Observer {
 // teeObserver reports to two session observers.
 type teeObserver [2]session.Observer
 
-func (t teeObserver) RequestHandled(m string, o session.Outcome, d time.Duration) {
-	t[0].RequestHandled(m, o, d)
-	t[1].RequestHandled(m, o, d)
+func (t teeObserver) RequestHandled(r session.RequestReport) {
+	t[0].RequestHandled(r)
+	t[1].RequestHandled(r)
 }
 func (t teeObserver) PendingCalls(delta int) { t[0].PendingCalls(delta); t[1].PendingCalls(delta) }
 func (t teeObserver) EventsReplayed(n int)   { t[0].EventsReplayed(n); t[1].EventsReplayed(n) }

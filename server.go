@@ -100,7 +100,13 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		return slog.New(minLevel{Handler: s.log.Handler(), min: slog.LevelWarn})
 	}))
 	if s.opts.Metrics != nil {
-		s.metrics = metrics.New(s.opts.Metrics, s)
+		s.metrics = metrics.New(s.opts.Metrics, &metrics.Options{
+			Sessions: s,
+			// Only the catalog's tools get a tool label: a tools/call
+			// names whatever the client likes.
+			KnownTool: func(name string) bool { _, ok := s.tools.Load().get(name); return ok },
+			Version:   info.Version,
+		})
 	}
 	s.router = router.NewLocal(router.NewStreams(""), s.opts.MaxSessions, s.spawn)
 	s.cfg = &session.Config{

@@ -5,11 +5,17 @@
 //
 //	session actors ──RequestHandled / PendingCalls / EventsReplayed──▶ Metrics ──▶ /metrics
 //	HTTP transport ──HTTPRequest / StreamEvent────────────────────────▶
+//
+// Every label value a client can choose is bounded: unknown methods, tools
+// the server does not have, and tools past Options.MaxTools are all
+// "other".
 package metrics
 
 import (
+	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +28,9 @@ import (
 type Metrics struct {
 	requests       *prometheus.CounterVec
 	latency        *prometheus.HistogramVec
+	toolCalls      *prometheus.CounterVec
+	toolLatency    *prometheus.HistogramVec
+	buildInfo      *prometheus.GaugeVec
 	pending        prometheus.Gauge
 	eventsSent     prometheus.Counter
 	eventsReplayed prometheus.Counter
@@ -31,16 +40,43 @@ type Metrics struct {
 	sessionsLive   prometheus.GaugeFunc
 
 	// byMethod caches the children of the per-method metrics (method →
-	// *methodMetrics), so that the hot path does no label hashing. A
+	// *outcomeMetrics), so that the hot path does no label hashing. A
 	// method's series appear once it is first seen.
 	byMethod sync.Map
 	byHTTP   sync.Map // httpKey → *httpMetrics
+
+	// byTool caches the children of the per-tool metrics (tool name →
+	// *outcomeMetrics) for the tools that have a label of their own: at
+	// most maxTools names, each one knownTool accepted. Names not in it
+	// count as otherTool, and are never stored, so clients cannot grow it.
+	byTool    sync.Map
+	toolMu    sync.Mutex   // serialises adding to byTool
+	toolCount atomic.Int64 // entries in byTool; written under toolMu
+	otherTool *outcomeMetrics
+	knownTool func(name string) bool // nil: every tool is "other"
+	maxTools  int
 }
 
-// methodMetrics are one method's children of the request metrics.
-type methodMetrics struct {
+// outcomeMetrics are one label value's children of a pair of request
+// metrics: a counter by outcome and a latency histogram.
+type outcomeMetrics struct {
 	ok, err, cancelled prometheus.Counter
 	latency            prometheus.Observer
+}
+
+// observe counts one request with outcome o and, unless it was cancelled
+// (and so has no answer), its duration d.
+func (om *outcomeMetrics) observe(o session.Outcome, d time.Duration) {
+	switch o {
+	case session.OutcomeOK:
+		om.ok.Inc()
+	case session.OutcomeError:
+		om.err.Inc()
+	case session.OutcomeCancelled:
+		om.cancelled.Inc()
+		return
+	}
+	om.latency.Observe(d.Seconds())
 }
 
 // Sessions reports session counts for the gauges.
@@ -49,19 +85,66 @@ type Sessions interface {
 	LiveSessions() int
 }
 
-// New registers the collectors with reg. sessions may be nil (no session
-// gauges) and set later only by creating a new Metrics.
-func New(reg prometheus.Registerer, sessions Sessions) *Metrics {
+// DefaultMaxTools is the number of distinct tool labels kept when
+// Options.MaxTools is zero.
+const DefaultMaxTools = 200
+
+// otherLabel is the label value of whatever has no label of its own.
+const otherLabel = "other"
+
+// Options configure New. The zero value (or nil) is usable: no session
+// gauges, every tool counted as "other", an empty version.
+type Options struct {
+	// Sessions is the source of the session gauges; nil registers none.
+	Sessions Sessions
+	// KnownTool reports whether the server has a tool of this name. Only
+	// known tools get a tool label of their own; the name in a tools/call
+	// is the client's string. Called concurrently, on the hot path of
+	// tools/call until the tool has its label; it must be cheap. Nil
+	// counts every tool as "other".
+	KnownTool func(name string) bool
+	// MaxTools bounds the distinct tool labels (default DefaultMaxTools).
+	// Tools seen once the bound is reached count as "other", even if known.
+	MaxTools int
+	// Version is the server's version, the version label of
+	// mcp_build_info.
+	Version string
+}
+
+// New registers the collectors with reg. o may be nil.
+func New(reg prometheus.Registerer, o *Options) *Metrics {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	if opts.MaxTools <= 0 {
+		opts.MaxTools = DefaultMaxTools
+	}
 	m := &Metrics{
+		knownTool: opts.KnownTool,
+		maxTools:  opts.MaxTools,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcp_requests_total",
-			Help: "Client requests handled, by JSON-RPC method and outcome (ok, error, cancelled).",
+			Help: "Client requests handled, by JSON-RPC method and outcome (ok; error: a JSON-RPC error or a tool result with isError; cancelled). Unknown methods are \"other\".",
 		}, []string{"method", "outcome"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "mcp_request_duration_seconds",
-			Help:    "Time from a client request reaching its session to its answer, by method.",
-			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+			Help:    "Time from a client request reaching its session to its answer, by method (cancelled requests excluded).",
+			Buckets: latencyBuckets,
 		}, []string{"method"}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcp_tool_calls_total",
+			Help: "The tools/call requests of mcp_requests_total, by tool and outcome. Tools the server does not have, and tools past the first " + strconv.Itoa(opts.MaxTools) + " seen, are \"other\".",
+		}, []string{"tool", "outcome"}),
+		toolLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcp_tool_call_duration_seconds",
+			Help:    "The tools/call requests of mcp_request_duration_seconds, by tool (\"other\" as in mcp_tool_calls_total).",
+			Buckets: latencyBuckets,
+		}, []string{"tool"}),
+		buildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "mcp_build_info",
+			Help: "Always 1; labelled with the server's version and the Go version it was built with.",
+		}, []string{"version", "goversion"}),
 		pending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mcp_pending_outbound_calls",
 			Help: "Server-to-client requests (sampling, elicitation, roots) waiting for the client.",
@@ -84,9 +167,12 @@ func New(reg prometheus.Registerer, sessions Sessions) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 12),
 		}, []string{"method"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.pending, m.eventsSent, m.eventsReplayed, m.httpRequests, m.httpLatency)
+	m.buildInfo.WithLabelValues(opts.Version, runtime.Version()).Set(1)
+	m.otherTool = newOutcomeMetrics(m.toolCalls, m.toolLatency, otherLabel)
+	reg.MustRegister(m.requests, m.latency, m.toolCalls, m.toolLatency, m.buildInfo,
+		m.pending, m.eventsSent, m.eventsReplayed, m.httpRequests, m.httpLatency)
 
-	if sessions != nil {
+	if sessions := opts.Sessions; sessions != nil {
 		m.sessionsOpen = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "mcp_sessions_open",
 			Help: "Sessions that completed initialization and have not closed.",
@@ -100,35 +186,61 @@ func New(reg prometheus.Registerer, sessions Sessions) *Metrics {
 	return m
 }
 
+// latencyBuckets are the buckets of the request and tool latency
+// histograms, in seconds.
+var latencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// newOutcomeMetrics returns the children of counts and latency for label.
+func newOutcomeMetrics(counts *prometheus.CounterVec, latency *prometheus.HistogramVec, label string) *outcomeMetrics {
+	return &outcomeMetrics{
+		ok:        counts.WithLabelValues(label, string(session.OutcomeOK)),
+		err:       counts.WithLabelValues(label, string(session.OutcomeError)),
+		cancelled: counts.WithLabelValues(label, string(session.OutcomeCancelled)),
+		latency:   latency.WithLabelValues(label),
+	}
+}
+
 // forMethod returns the cached children for method ("other" when unknown).
-func (m *Metrics) forMethod(method string) *methodMetrics {
+func (m *Metrics) forMethod(method string) *outcomeMetrics {
 	if !knownMethods[method] {
-		method = "other"
+		method = otherLabel
 	}
 	if mm, ok := m.byMethod.Load(method); ok {
-		return mm.(*methodMetrics)
+		return mm.(*outcomeMetrics)
 	}
-	mm := &methodMetrics{latency: m.latency.WithLabelValues(method)}
-	mm.ok = m.requests.WithLabelValues(method, string(session.OutcomeOK))
-	mm.err = m.requests.WithLabelValues(method, string(session.OutcomeError))
-	mm.cancelled = m.requests.WithLabelValues(method, string(session.OutcomeCancelled))
-	actual, _ := m.byMethod.LoadOrStore(method, mm)
-	return actual.(*methodMetrics)
+	actual, _ := m.byMethod.LoadOrStore(method, newOutcomeMetrics(m.requests, m.latency, method))
+	return actual.(*outcomeMetrics)
+}
+
+// forTool returns the cached children for tool: its own if it is known and
+// within the bound, otherwise "other".
+func (m *Metrics) forTool(tool string) *outcomeMetrics {
+	if tm, ok := m.byTool.Load(tool); ok {
+		return tm.(*outcomeMetrics)
+	}
+	if tool == "" || m.knownTool == nil || m.toolCount.Load() >= int64(m.maxTools) || !m.knownTool(tool) {
+		return m.otherTool
+	}
+	m.toolMu.Lock()
+	defer m.toolMu.Unlock()
+	if tm, ok := m.byTool.Load(tool); ok {
+		return tm.(*outcomeMetrics)
+	}
+	if m.toolCount.Load() >= int64(m.maxTools) {
+		return m.otherTool
+	}
+	tm := newOutcomeMetrics(m.toolCalls, m.toolLatency, tool)
+	m.byTool.Store(tool, tm)
+	m.toolCount.Add(1)
+	return tm
 }
 
 // RequestHandled implements session.Observer.
-func (m *Metrics) RequestHandled(method string, outcome session.Outcome, d time.Duration) {
-	mm := m.forMethod(method)
-	switch outcome {
-	case session.OutcomeOK:
-		mm.ok.Inc()
-	case session.OutcomeError:
-		mm.err.Inc()
-	case session.OutcomeCancelled:
-		mm.cancelled.Inc()
-		return
+func (m *Metrics) RequestHandled(r session.RequestReport) {
+	m.forMethod(r.Method).observe(r.Outcome, r.Duration)
+	if r.Method == messages.MethodCallTool {
+		m.forTool(r.Tool).observe(r.Outcome, r.Duration)
 	}
-	mm.latency.Observe(d.Seconds())
 }
 
 // PendingCalls implements session.Observer.
@@ -142,7 +254,7 @@ func (m *Metrics) HTTPRequest(method string, status int, d time.Duration) {
 	switch method {
 	case "GET", "POST", "DELETE":
 	default:
-		method = "other" // clients choose methods: keep the label set small
+		method = otherLabel // clients choose methods: keep the label set small
 	}
 	key := httpKey{method, status}
 	hm, ok := m.byHTTP.Load(key)

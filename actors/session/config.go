@@ -126,15 +126,29 @@ type Outcome string
 // The outcomes of a request.
 const (
 	OutcomeOK        Outcome = "ok"        // a result
-	OutcomeError     Outcome = "error"     // a JSON-RPC error
+	OutcomeError     Outcome = "error"     // a JSON-RPC error, or a tool result with isError true
 	OutcomeCancelled Outcome = "cancelled" // cancelled by the client: no response
 )
+
+// RequestReport is what an Observer is told of one client request.
+type RequestReport struct {
+	Method string
+	// Tool is the tool name of a tools/call, as the client sent it (so
+	// possibly one the server does not have); empty for other methods.
+	Tool    string
+	Outcome Outcome
+	// Duration runs from the request reaching its session to its answer
+	// (for a cancelled request, to the handler's return).
+	Duration time.Duration
+}
 
 // Observer is told what sessions do. Its methods are called from session
 // actors and handler goroutines, concurrently, and must not block.
 type Observer interface {
-	// RequestHandled reports a client request answered (or cancelled).
-	RequestHandled(method string, outcome Outcome, d time.Duration)
+	// RequestHandled reports a client request answered (or cancelled). It
+	// is called before the answer is sent, so a client that has the
+	// answer finds the request counted.
+	RequestHandled(r RequestReport)
 	// PendingCalls reports a change in the number of server-to-client
 	// calls waiting for the client, across sessions.
 	PendingCalls(delta int)

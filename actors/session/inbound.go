@@ -18,11 +18,16 @@ const maxSubscriptions = 4096
 // handleRequest answers lifecycle requests on the actor and starts a handler
 // goroutine for everything else.
 func (a *sessionActor) handleRequest(req *messages.Message, conn messages.StreamID) {
+	obs := a.cfg.Observer
+	var start time.Time
+	if obs != nil {
+		start = time.Now()
+	}
 	reply := func(frame []byte, outcome Outcome) {
-		a.streams.send(a.streams.open(conn), frame, true)
-		if obs := a.cfg.Observer; obs != nil {
-			obs.RequestHandled(req.Method, outcome, 0)
+		if obs != nil {
+			obs.RequestHandled(newReport(req, outcome, time.Since(start)))
 		}
+		a.streams.send(a.streams.open(conn), frame, true)
 	}
 	fail := func(e *messages.Error) { reply(messages.EncodeError(req.ID, e), OutcomeError) }
 	ok := func() {
@@ -88,7 +93,7 @@ func (a *sessionActor) handleRequest(req *messages.Message, conn messages.Stream
 	ctx, cancel := context.WithCancel(context.Background())
 	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(conn)}
 	sess, cfg, log := a.newSession(req), a.cfg, a.log
-	job := func() { serve(ctx, cfg, sess, req, log) }
+	job := func() { serve(ctx, cfg, sess, req, log, start) }
 	if cfg.Go != nil {
 		cfg.Go(job)
 	} else {
@@ -133,16 +138,29 @@ func (a *sessionActor) newSession(req *messages.Message) *Session {
 	return &Session{ref: a.ref, info: a.info, req: rs}
 }
 
+// newReport is the Observer's report of req. It decodes the tool name of a
+// tools/call (the name only: arguments are not decoded), so it is called
+// only when there is an Observer.
+func newReport(req *messages.Message, outcome Outcome, d time.Duration) RequestReport {
+	r := RequestReport{Method: req.Method, Outcome: outcome, Duration: d}
+	if req.Method == messages.MethodCallTool {
+		if p, err := messages.DecodeCallToolParams(req.Params); err == nil {
+			r.Tool = p.Name
+		}
+	}
+	return r
+}
+
 // serve runs a handler off the mailbox, on a goroutine of its own, and
 // reports its response to the session with a message. A panic in the
 // handler is logged and answered with an internal error: it harms neither
-// the session nor the node.
-func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, log *slog.Logger) {
+// the session nor the node. start is when the request reached the session
+// (zero without an Observer).
+//
+// A tool result with isError true is sent as the result it is, and
+// reported to the Observer as OutcomeError.
+func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, log *slog.Logger, start time.Time) {
 	var frame []byte
-	var start time.Time
-	if cfg.Observer != nil {
-		start = time.Now()
-	}
 	outcome := OutcomeError
 	defer func() {
 		if p := recover(); p != nil {
@@ -155,15 +173,18 @@ func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, 
 		if ctx.Err() != nil && !s.ref.Closed() {
 			outcome = OutcomeCancelled
 		}
-		s.ref.post(&requestDone{id: req.ID, frame: frame})
-		if cfg.Observer != nil {
-			cfg.Observer.RequestHandled(req.Method, outcome, time.Since(start))
+		if obs := cfg.Observer; obs != nil {
+			obs.RequestHandled(newReport(req, outcome, time.Since(start)))
 		}
+		s.ref.post(&requestDone{id: req.ID, frame: frame})
 	}()
 	res, err := cfg.Handler.Serve(ctx, s, req)
 	if err == nil {
 		if frame, err = messages.EncodeResult(req.ID, res); err == nil {
 			outcome = OutcomeOK
+			if r, ok := res.(*messages.CallToolResult); ok && r.IsError {
+				outcome = OutcomeError // a tool's own failure: sent as a result
+			}
 			return
 		}
 		log.Error("encoding a result failed", "session", s.ref.id, "method", req.Method, "err", err)

@@ -15,22 +15,23 @@ import (
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
-// outcomeObserver passes on the outcomes of tools/call requests.
-type outcomeObserver struct{ calls chan session.Outcome }
+// outcomeObserver passes on the reports of tools/call requests.
+type outcomeObserver struct{ calls chan session.RequestReport }
 
-func (o outcomeObserver) RequestHandled(method string, out session.Outcome, _ time.Duration) {
-	if method == messages.MethodCallTool {
-		o.calls <- out
+func (o outcomeObserver) RequestHandled(r session.RequestReport) {
+	if r.Method == messages.MethodCallTool {
+		o.calls <- r
 	}
 }
 func (outcomeObserver) PendingCalls(int)   {}
 func (outcomeObserver) EventsReplayed(int) {}
 
 // TestRequestOutcomes checks what the Observer is told of a request: ok
-// for one answered, with or without frames before its answer, and
-// cancelled only for one the client cancelled.
+// for one answered, with or without frames before its answer, error for a
+// tool result with isError (sent as a result all the same), and cancelled
+// only for one the client cancelled; each with the tool's name.
 func TestRequestOutcomes(t *testing.T) {
-	obs := outcomeObserver{calls: make(chan session.Outcome, 4)}
+	obs := outcomeObserver{calls: make(chan session.RequestReport, 4)}
 	started := make(chan struct{}, 1)
 	srv := mcpactors.NewServer(messages.Implementation{Name: "outcomes", Version: "1"}, &mcpactors.Options{Observer: obs})
 	require.NoError(t, srv.AddTool(&messages.Tool{Name: "run"}, func(ctx context.Context, s *mcpactors.Session, req *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
@@ -43,14 +44,20 @@ func TestRequestOutcomes(t *testing.T) {
 			started <- struct{}{}
 			<-ctx.Done()
 			return nil, ctx.Err()
+		case "fail":
+			return &messages.CallToolResult{IsError: true, Content: messages.ContentList{&messages.TextContent{Text: "failed"}}}, nil
 		}
 		return text("done"), nil
 	}))
 	c := harness.New(t, srv).Connect()
 	outcome := func() session.Outcome {
 		select {
-		case o := <-obs.calls:
-			return o
+		case r := <-obs.calls:
+			assert.Equal(t, "run", r.Tool)
+			if r.Outcome != session.OutcomeCancelled {
+				assert.Positive(t, r.Duration)
+			}
+			return r.Outcome
 		case <-time.After(10 * time.Second):
 			t.Fatal("no outcome reported")
 			return ""
@@ -62,6 +69,9 @@ func TestRequestOutcomes(t *testing.T) {
 
 	assert.Equal(t, "done", callRun(t, c, map[string]string{"mode": "progress"}))
 	assert.Equal(t, session.OutcomeOK, outcome(), "answered after a progress notification")
+
+	assert.Equal(t, "failed", callRun(t, c, map[string]string{"mode": "fail"}))
+	assert.Equal(t, session.OutcomeError, outcome(), "a tool result with isError")
 
 	id := messages.StringID("wait")
 	require.NoError(t, c.SendRequest(id, messages.MethodCallTool, map[string]any{"name": "run", "arguments": map[string]string{"mode": "wait"}}))
