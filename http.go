@@ -58,8 +58,9 @@ type HTTPOptions struct {
 	Retry time.Duration
 
 	// Health also serves GET /healthz (200 while the process runs) and
-	// GET /readyz (200 while the server opens new sessions, 503 "draining"
-	// once Shutdown has begun).
+	// GET /readyz (200 while the server opens new sessions; 503 "draining"
+	// once Shutdown has begun, and 503 with the reason while its cluster
+	// node is not ready: see Server.Ready).
 	Health bool
 	// Logger receives the transport's diagnostics: at debug level a line
 	// per request (method, MCP method, session, status, duration) and one
@@ -143,8 +144,8 @@ func (s *Server) httpMux(opts *HTTPOptions) (*http.ServeMux, error) {
 	if o.Health {
 		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 		mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-			if s.Draining() {
-				http.Error(w, "draining", http.StatusServiceUnavailable)
+			if err := s.Ready(); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
 				return
 			}
 			_, _ = w.Write([]byte("ready\n"))

@@ -2,6 +2,7 @@ package mcpactors
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
+	"github.com/mcp-actors/mcp-actors/cluster"
 	"github.com/mcp-actors/mcp-actors/internal/workpool"
 	"github.com/mcp-actors/mcp-actors/messages"
 	"github.com/mcp-actors/mcp-actors/metrics"
@@ -56,7 +58,10 @@ type Server struct {
 	log    *slog.Logger
 	system *actor.ActorSystem
 	cfg    *session.Config
-	router *router.Local
+	local  *router.Local // this process's sessions
+	router router.Router // how transports reach sessions: local, or the cluster's
+	// cluster is the router of JoinCluster, or nil.
+	cluster *cluster.Router
 	// metrics are the collectors of Options.Metrics, or nil.
 	metrics *metrics.Metrics
 
@@ -108,7 +113,8 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 			Version:   info.Version,
 		})
 	}
-	s.router = router.NewLocal(router.NewStreams(""), s.opts.MaxSessions, s.spawn)
+	s.local = router.NewLocal(router.NewStreams(""), s.opts.MaxSessions, s.spawn)
+	s.router = s.local
 	s.cfg = &session.Config{
 		ServerInfo:   info,
 		Capabilities: serverCapabilities(),
@@ -117,7 +123,7 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		Limits:       s.opts.Limits,
 		Logger:       s.log,
 		Observer:     s.sessionObserver(),
-		Streams:      s.router,
+		Streams:      s.local,
 		Go:           s.pool.Go,
 		// A session's mailbox runs on the goroutine that posts to an idle
 		// one (its Receive never blocks): a request costs no hand-over
@@ -126,7 +132,10 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		OnOpen:     func(r *session.Ref) { s.open.Store(r.ID(), r) },
 		OnClose: func(r *session.Ref) {
 			s.open.Delete(r.ID())
-			s.router.SessionClosed(r)
+			s.local.SessionClosed(r)
+			if s.cluster != nil {
+				s.cluster.Forget(r.ID())
+			}
 		},
 	}
 	return s
@@ -163,7 +172,25 @@ func (s *Server) spawn(id string, o router.OpenOptions) (*session.Ref, error) {
 }
 
 // Session returns the live session with the given ID.
-func (s *Server) Session(id string) (*session.Ref, bool) { return s.router.Session(id) }
+func (s *Server) Session(id string) (*session.Ref, bool) { return s.local.Session(id) }
+
+// JoinCluster makes the server a node of node's cluster: its sessions are
+// reachable from every node, and its transports reach every node's
+// sessions (see package cluster). Call it before the server opens a
+// session; the node is the caller's to close, after the server.
+func (s *Server) JoinCluster(node *cluster.Node) error {
+	if s.local.Len() > 0 || s.cluster != nil {
+		return errors.New("mcpactors: JoinCluster must come before any session, once")
+	}
+	local := router.NewLocal(router.NewStreams(node.ID()), s.opts.MaxSessions, s.spawn)
+	rt, err := cluster.NewRouter(node, local)
+	if err != nil {
+		return err
+	}
+	s.local, s.router, s.cluster = local, rt, rt
+	s.cfg.Streams = rt
+	return nil
+}
 
 // OpenSessions returns the number of open sessions.
 func (s *Server) OpenSessions() int {
@@ -195,16 +222,32 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // "draining", /readyz 503) while the open ones go on: the first step of
 // Shutdown, which an operator may also take alone to move clients to
 // other nodes.
-func (s *Server) Drain() { s.router.Drain() }
+func (s *Server) Drain() { s.local.Drain() }
+
+// Ready reports whether the server takes new sessions: not while it
+// drains, nor while its cluster node is not ready (JetStream not up, no
+// lease, no route to the others); the error says why. /readyz answers it.
+func (s *Server) Ready() error {
+	if s.Draining() {
+		return errDraining
+	}
+	if s.cluster != nil {
+		return s.cluster.Ready()
+	}
+	return nil
+}
+
+// errDraining is Ready's answer while the server drains.
+var errDraining = errors.New("draining")
 
 // Draining reports whether Drain (or Shutdown, or Close) has begun.
-func (s *Server) Draining() bool { return s.router.Draining() }
+func (s *Server) Draining() bool { return s.local.Draining() }
 
 func (s *Server) end(ctx context.Context, grace time.Duration) error {
-	s.router.Drain()
+	s.local.Drain()
 	s.closed.Store(true)
 	var refs []*session.Ref
-	s.router.Each(func(r *session.Ref) bool {
+	s.local.Each(func(r *session.Ref) bool {
 		r.Send(&messages.CloseSession{Reason: "server closing", Grace: grace})
 		refs = append(refs, r)
 		return true
@@ -220,6 +263,9 @@ func (s *Server) end(ctx context.Context, grace time.Duration) error {
 		}
 	}
 	s.shutdown.Do(func() {
+		if s.cluster != nil {
+			s.cluster.Close()
+		}
 		s.system.Shutdown()
 		s.pool.Close()
 	})
@@ -260,4 +306,4 @@ func (h minLevel) WithGroup(g string) slog.Handler {
 }
 
 // LiveSessions returns the number of sessions not yet closed.
-func (s *Server) LiveSessions() int { return s.router.Len() }
+func (s *Server) LiveSessions() int { return s.local.Len() }

@@ -19,7 +19,7 @@ node=$here/node_modules/.bin/node
 go build -o bin/mcp-actors ../cmd/mcp-actors
 
 log=$out/server.log
-bin/mcp-actors serve --listen 127.0.0.1:0 --reference-tools --log-level debug >"$log" 2>&1 &
+bin/mcp-actors serve --listen 127.0.0.1:0 --reference-tools --log-level debug --data-dir "$out/data" >"$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
 

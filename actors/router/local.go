@@ -25,6 +25,7 @@ type Local struct {
 	sessions sync.Map // session ID → *entry
 	count    atomic.Int64
 	draining atomic.Bool
+	newID    func() string // NewSessionID unless SetSessionIDs says otherwise
 }
 
 // entry is one live session.
@@ -43,8 +44,12 @@ type entry struct {
 // SessionClosed to the sessions' Config.OnClose, and the router itself as
 // their Config.Streams.
 func NewLocal(streams *Streams, maxSessions int, spawn SpawnFunc) *Local {
-	return &Local{streams: streams, spawn: spawn, maxSessions: int64(maxSessions)}
+	return &Local{streams: streams, spawn: spawn, maxSessions: int64(maxSessions), newID: NewSessionID}
 }
+
+// SetSessionIDs makes Open name sessions with fn (a cluster names the
+// owning node in them). Call it before the first Open.
+func (l *Local) SetSessionIDs(fn func() string) { l.newID = fn }
 
 // Open implements Router.
 func (l *Local) Open(_ context.Context, o OpenOptions) (string, error) {
@@ -55,7 +60,7 @@ func (l *Local) Open(_ context.Context, o OpenOptions) (string, error) {
 		l.count.Add(-1)
 		return "", ErrTooManySessions
 	}
-	id := NewSessionID()
+	id := l.newID()
 	ref, err := l.spawn(id, o)
 	if err != nil {
 		l.count.Add(-1)

@@ -35,6 +35,8 @@ type serveCmd struct {
 	TLSKey          string        `name:"tls-key" env:"MCP_ACTORS_TLS_KEY" type:"existingfile" help:"The private key (PEM) of --tls-cert."`
 	H2C             bool          `name:"h2c" env:"MCP_ACTORS_H2C" help:"Also accept HTTP/2 without TLS (prior knowledge)."`
 	Debug           bool          `env:"MCP_ACTORS_DEBUG" help:"Also serve /debug/pprof/ and /debug/mem."`
+
+	Cluster clusterFlags `embed:"" group:"Cluster"`
 }
 
 // Validate rejects flags that cannot work, before anything starts.
@@ -57,7 +59,7 @@ func (c *serveCmd) Validate() error {
 	case (c.TLSCert == "") != (c.TLSKey == ""):
 		return errors.New("--tls-cert and --tls-key go together")
 	}
-	return nil
+	return c.Cluster.validate()
 }
 
 // Run serves until ctx is cancelled (SIGINT/SIGTERM), then drains.
@@ -76,6 +78,18 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		closeServer(log, srv)
 		return fmt.Errorf("listening on %s: %w", c.Listen, err)
+	}
+	node, err := c.Cluster.start(ctx, log, ln.Addr())
+	if err != nil {
+		_ = ln.Close()
+		closeServer(log, srv)
+		return err
+	}
+	defer node.Close() // after the server has shut down: the lease goes last
+	if err := srv.JoinCluster(node); err != nil {
+		_ = ln.Close()
+		closeServer(log, srv)
+		return err
 	}
 	keepAlive := c.KeepAlive
 	if keepAlive == 0 {
@@ -110,7 +124,8 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 		scheme = "https"
 	}
 	log.Info("serving MCP over Streamable HTTP", "url", scheme+"://"+ln.Addr().String()+c.Path,
-		"version", version, "reference_tools", c.ReferenceTools, "h2c", c.H2C)
+		"version", version, "reference_tools", c.ReferenceTools, "h2c", c.H2C,
+		"node", node.ID(), "cluster", node.ClusterName(), "routes", node.RouteURL())
 	if err := srv.Serve(ctx, ln, opts, extra); err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ type serveProc struct {
 // the URL it logs.
 func startServe(t *testing.T, env []string, args ...string) *serveProc {
 	t.Helper()
-	p := start(t, env, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	p := start(t, env, append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)...)
 	re := regexp.MustCompile(`url"?[=:]"?(https?://[^\s"]+)`)
 	deadline := time.Now().Add(exitTimeout)
 	for time.Now().Before(deadline) {

@@ -38,7 +38,7 @@ func startServer(t *testing.T) *httpServer {
 	s := &httpServer{
 		t: t,
 		cmd: exec.Command(serverBinary(t), "serve",
-			"--listen", "127.0.0.1:0", "--reference-tools", "--keepalive", "1s"),
+			"--listen", "127.0.0.1:0", "--reference-tools", "--keepalive", "1s", "--data-dir", t.TempDir()),
 		stderr: newStderrLog(),
 		exited: make(chan struct{}),
 	}

@@ -1,0 +1,85 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/mcp-actors/mcp-actors/actors/router"
+)
+
+// entry is a session's directory entry: who owns it, since which
+// takeover (epoch), and whose it is. It is written when a session is
+// opened or taken over, never per message.
+type entry struct {
+	Session   string `json:"session"`
+	Owner     string `json:"owner"`
+	Epoch     uint64 `json:"epoch"`
+	Principal string `json:"principal,omitempty"`
+}
+
+// record caches e and writes it to the directory without waiting for the
+// write: opening a session does not wait for storage.
+func (r *Router) record(e *entry) {
+	r.dir.Store(e.Session, e)
+	b, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	r.node.onBuckets(func() {
+		subject := "$KV." + r.node.subj.bucket("sessions") + "." + e.Session
+		if _, err := r.node.js.PublishAsync(subject, b); err != nil {
+			r.node.log.Warn("writing the session directory failed", "session", e.Session, "err", err)
+		}
+	})
+}
+
+// Forget drops a session that has ended from the directory, without
+// waiting for the write (the server calls it when one of this node's
+// sessions closes). Its purge marker expires with the bucket's marker TTL,
+// so the directory holds live sessions only.
+func (r *Router) Forget(id string) {
+	r.dir.Delete(id)
+	r.node.onBuckets(func() {
+		m := nats.NewMsg("$KV." + r.node.subj.bucket("sessions") + "." + id)
+		m.Header.Set("KV-Operation", "PURGE")
+		m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+		if _, err := r.node.js.PublishMsgAsync(m, jetstream.WithMsgTTL(markerTTL)); err != nil {
+			r.node.log.Warn("removing a session from the directory failed", "session", id, "err", err)
+		}
+	})
+}
+
+// markerTTL is how long the directory keeps the marker of a session that
+// ended.
+const markerTTL = time.Minute
+
+// entry returns session id's directory entry, from the cache or the
+// directory (once per session and node).
+func (r *Router) entry(ctx context.Context, id string) (*entry, error) {
+	if v, ok := r.dir.Load(id); ok {
+		return v.(*entry), nil
+	}
+	kv := r.node.kv(func() jetstream.KeyValue { return r.node.sessions })
+	if kv == nil {
+		return nil, ErrNotReady
+	}
+	kve, err := kv.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
+		return nil, router.ErrSessionNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster: reading the session directory: %w", err)
+	}
+	var e entry
+	if err := json.Unmarshal(kve.Value(), &e); err != nil || e.Session != id {
+		return nil, fmt.Errorf("cluster: directory entry of %s cannot be read", id)
+	}
+	r.dir.Store(id, &e)
+	return &e, nil
+}

@@ -1,0 +1,75 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+)
+
+// StartLocal starts n nodes in this process, joined by routes on loopback
+// ports, as a test or a harness needs: real embedded NATS servers with
+// JetStream, stores under dataDir, node IDs "n1" … "nN". base gives the
+// other options (cluster name, lease TTL, logger). It returns once every
+// node is ready (ctx bounds the wait: a new JetStream cluster takes seconds
+// to elect its leader), or stops them all and returns why not.
+func StartLocal(ctx context.Context, n int, dataDir string, base Options) ([]*Node, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: a cluster of %d nodes", ErrInvalidOptions, n)
+	}
+	var nodes []*Node
+	fail := func(err error) ([]*Node, error) {
+		for _, nd := range nodes {
+			nd.Close()
+		}
+		return nil, err
+	}
+	// Every node routes to all, itself included (a JetStream cluster needs
+	// routes on every server), so the route ports are chosen first.
+	var routes []string
+	var addrs []string
+	if n > 1 {
+		for range n {
+			addr, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			addrs = append(addrs, addr)
+			routes = append(routes, "nats-route://"+addr)
+		}
+	}
+	for i := 1; i <= n; i++ {
+		o := base
+		o.NodeID = fmt.Sprintf("n%d", i)
+		o.DataDir = filepath.Join(dataDir, o.NodeID)
+		o.URLs = nil
+		if n > 1 {
+			o.ClusterListen = addrs[i-1]
+			o.Routes = routes
+			if o.Replicas == 0 {
+				o.Replicas = min(3, n)
+			}
+		}
+		nd, err := Start(ctx, o)
+		if err != nil {
+			return fail(err)
+		}
+		nodes = append(nodes, nd)
+	}
+	for _, nd := range nodes {
+		if err := nd.WaitReady(ctx); err != nil {
+			return fail(fmt.Errorf("node %s: %w", nd.ID(), err))
+		}
+	}
+	return nodes, nil
+}
+
+// freePort returns a loopback address with a port free right now.
+func freePort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("cluster: finding a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}

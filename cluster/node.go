@@ -1,0 +1,476 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Node is this process's membership of a cluster: its NATS connection (to
+// an embedded server, or to an existing deployment), the cluster's
+// JetStream buckets, and its lease. Start one with Start; Close gives up
+// the lease and stops the embedded server.
+//
+//	Start ──▶ embedded NATS server (routes, JetStream) or nats.Connect(URLs)
+//	      ──▶ buckets: sessions (directory), nodes (leases), catalog   [retried until JetStream can]
+//	      ──▶ lease: nodes/<id> renewed every LeaseTTL/4               [Ready once both are up]
+type Node struct {
+	opts Options
+	log  *slog.Logger
+	ns   *server.Server // nil with URLs
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	subj subjects
+
+	stop    chan struct{}
+	stopped sync.WaitGroup
+	closing sync.Once
+
+	mu       sync.Mutex
+	sessions jetstream.KeyValue // session ID → directory entry
+	nodes    jetstream.KeyValue // node ID → lease
+	catalog  jetstream.KeyValue // catalog item → state
+	ready    bool
+	lastErr  error     // why the node is not ready, for /readyz
+	renewed  time.Time // the lease's last renewal
+	hooks    []func()  // run once the buckets are up
+}
+
+// ErrNotReady is returned, wrapped with the reason, while the node cannot
+// serve yet (JetStream not up, no lease).
+var ErrNotReady = errors.New("cluster: node not ready")
+
+// Start joins the cluster o describes. It returns once the NATS connection
+// is up; the buckets and the lease follow in the background (a replicated
+// bucket can be created only once JetStream has elected its leader, which
+// takes seconds in a new cluster): Ready says when they are.
+func Start(ctx context.Context, o Options) (*Node, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{opts: o, log: o.Logger, subj: newSubjects(o.ClusterName), stop: make(chan struct{})}
+	if len(o.URLs) == 0 {
+		if err := n.startServer(); err != nil {
+			return nil, err
+		}
+	}
+	if err := n.connect(ctx); err != nil {
+		n.shutdownServer()
+		return nil, err
+	}
+	js, err := jetstream.New(n.nc)
+	if err != nil {
+		n.nc.Close()
+		n.shutdownServer()
+		return nil, fmt.Errorf("cluster: JetStream: %w", err)
+	}
+	n.js = js
+	n.stopped.Add(1)
+	go n.maintain()
+	return n, nil
+}
+
+// ID returns the node's ID.
+func (n *Node) ID() string { return n.opts.NodeID }
+
+// ClusterName returns the cluster's name.
+func (n *Node) ClusterName() string { return n.opts.ClusterName }
+
+// Conn returns the node's NATS connection.
+func (n *Node) Conn() *nats.Conn { return n.nc }
+
+// Logger returns the node's logger (its lines name the node).
+func (n *Node) Logger() *slog.Logger { return n.log }
+
+// RouteURL returns the embedded server's route URL ("" without one), for
+// other nodes' Routes.
+func (n *Node) RouteURL() string {
+	if n.ns == nil || n.opts.ClusterListen == "" {
+		return ""
+	}
+	addr := n.ns.ClusterAddr()
+	if addr == nil {
+		return ""
+	}
+	return "nats-route://" + addr.String()
+}
+
+// ClientURL returns the embedded server's client URL ("" when it has no
+// client port).
+func (n *Node) ClientURL() string {
+	if n.ns == nil {
+		return ""
+	}
+	if addr := n.ns.Addr(); addr != nil {
+		return "nats://" + addr.String()
+	}
+	return ""
+}
+
+// Peers returns the names of the servers the embedded server has routes
+// to (none without an embedded server).
+func (n *Node) Peers() []string {
+	if n.ns == nil {
+		return nil
+	}
+	rz, err := n.ns.Routez(&server.RoutezOptions{})
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var peers []string
+	for _, r := range rz.Routes {
+		if !seen[r.RemoteName] {
+			seen[r.RemoteName] = true
+			peers = append(peers, r.RemoteName)
+		}
+	}
+	slices.Sort(peers)
+	return peers
+}
+
+// startServer starts the embedded NATS server.
+func (n *Node) startServer() error {
+	o := n.opts
+	so := &server.Options{
+		ServerName:         o.NodeID,
+		JetStream:          true,
+		StoreDir:           o.DataDir,
+		NoSigs:             true,
+		DontListen:         true,
+		JetStreamMaxMemory: 256 << 20,
+	}
+	if o.ClusterListen != "" {
+		// A server with a route port waits for a client port before it
+		// reports ready: give it one, on loopback.
+		so.DontListen = false
+		so.Host, so.Port = "127.0.0.1", server.RANDOM_PORT
+		host, port, _ := net.SplitHostPort(o.ClusterListen)
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			return fmt.Errorf("%w: cluster listen port %q", ErrInvalidOptions, port)
+		}
+		if p == 0 {
+			p = server.RANDOM_PORT
+		}
+		so.Cluster = server.ClusterOpts{Name: o.ClusterName, Host: host, Port: p}
+		if o.Secret != "" {
+			so.Cluster.Username, so.Cluster.Password = routeUser, o.Secret
+		}
+		for _, r := range o.Routes {
+			u, _ := url.Parse(r)
+			if o.Secret != "" {
+				u.User = url.UserPassword(routeUser, o.Secret)
+			}
+			so.Routes = append(so.Routes, u)
+		}
+	}
+	ns, err := server.NewServer(so)
+	if err != nil {
+		return fmt.Errorf("cluster: embedded NATS server: %w", err)
+	}
+	ns.SetLoggerV2(natsLogger{n.log}, false, false, false)
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		ns.Shutdown()
+		return errors.New("cluster: the embedded NATS server did not start within 10s")
+	}
+	n.ns = ns
+	return nil
+}
+
+// routeUser is the user name of authenticated routes.
+const routeUser = "mcp-actors"
+
+// connect connects to the embedded server in-process, or to URLs.
+func (n *Node) connect(ctx context.Context) error {
+	opts := []nats.Option{
+		nats.Name("mcp-actors/" + n.opts.NodeID),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				n.log.Warn("NATS connection lost", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { n.log.Info("NATS connection back", "url", c.ConnectedUrlRedacted()) }),
+	}
+	var url string
+	if n.ns != nil {
+		opts = append(opts, nats.InProcessServer(n.ns))
+	} else {
+		url = strings.Join(n.opts.URLs, ",")
+		if n.opts.CredsFile != "" {
+			opts = append(opts, nats.UserCredentials(n.opts.CredsFile))
+		}
+		if n.opts.CAFile != "" {
+			opts = append(opts, nats.RootCAs(n.opts.CAFile))
+		}
+		opts = append(opts, nats.RetryOnFailedConnect(false))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return fmt.Errorf("cluster: connecting to NATS: %w", err)
+	}
+	n.nc = nc
+	return ctx.Err()
+}
+
+// maintain creates the buckets (retrying until JetStream can), then keeps
+// the lease renewed until Close.
+func (n *Node) maintain() {
+	defer n.stopped.Done()
+	backoff := 100 * time.Millisecond
+	for {
+		err := n.createBuckets()
+		if err == nil {
+			break
+		}
+		n.setErr(err)
+		n.log.Debug("JetStream not ready yet", "err", err)
+		select {
+		case <-n.stop:
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+	tick := time.NewTicker(n.opts.LeaseTTL / 4)
+	defer tick.Stop()
+	for {
+		n.renew()
+		select {
+		case <-n.stop:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// createBuckets creates (or opens) the cluster's buckets.
+func (n *Node) createBuckets() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r := n.opts.Replicas
+	sessions, err := n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: n.subj.bucket("sessions"), Description: "mcp-actors session directory: session ID → owner, epoch, principal, metadata",
+		History: 1, Storage: jetstream.FileStorage, Replicas: r, LimitMarkerTTL: markerTTL,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the session directory: %w", err)
+	}
+	nodes, err := n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: n.subj.bucket("nodes"), Description: "mcp-actors node leases",
+		History: 1, Storage: jetstream.MemoryStorage, Replicas: r, TTL: n.opts.LeaseTTL,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the lease bucket: %w", err)
+	}
+	catalog, err := n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: n.subj.bucket("catalog"), Description: "mcp-actors catalog state: enabled items, resource versions",
+		History: 1, Storage: jetstream.FileStorage, Replicas: r,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the catalog bucket: %w", err)
+	}
+	n.mu.Lock()
+	n.sessions, n.nodes, n.catalog = sessions, nodes, catalog
+	hooks := n.hooks
+	n.hooks = nil
+	n.mu.Unlock()
+	for _, h := range hooks {
+		h()
+	}
+	return nil
+}
+
+// lease is what a node's lease key holds.
+type lease struct {
+	Node    string    `json:"node"`
+	Started time.Time `json:"started"`
+}
+
+// renew puts the lease once.
+func (n *Node) renew() {
+	ctx, cancel := context.WithTimeout(context.Background(), n.opts.LeaseTTL/2)
+	defer cancel()
+	b, _ := json.Marshal(lease{Node: n.opts.NodeID, Started: time.Now()})
+	if _, err := n.nodes.Put(ctx, n.opts.NodeID, b); err != nil {
+		n.setErr(fmt.Errorf("renewing the lease: %w", err))
+		n.log.Warn("renewing the lease failed", "err", err)
+		return
+	}
+	n.mu.Lock()
+	n.ready, n.lastErr, n.renewed = true, nil, time.Now()
+	n.mu.Unlock()
+}
+
+func (n *Node) setErr(err error) {
+	n.mu.Lock()
+	n.ready, n.lastErr = false, err
+	n.mu.Unlock()
+}
+
+// Ready reports whether the node can serve: its NATS connection is up, the
+// cluster's buckets exist, its lease is current, and, with routes, it has
+// joined the others. The error says what is missing.
+func (n *Node) Ready() error {
+	if !n.nc.IsConnected() {
+		return fmt.Errorf("%w: NATS connection %s", ErrNotReady, strings.ToLower(n.nc.Status().String()))
+	}
+	if n.ns != nil && len(n.opts.Routes) > 0 && n.ns.NumRoutes() == 0 {
+		return fmt.Errorf("%w: no route to another node yet", ErrNotReady)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch {
+	case n.ready && time.Since(n.renewed) < n.opts.LeaseTTL:
+		return nil
+	case n.lastErr != nil:
+		return fmt.Errorf("%w: %w", ErrNotReady, n.lastErr)
+	case n.ready:
+		return fmt.Errorf("%w: the lease was last renewed %s ago", ErrNotReady, time.Since(n.renewed).Round(time.Millisecond))
+	}
+	return fmt.Errorf("%w: JetStream buckets not created yet", ErrNotReady)
+}
+
+// WaitReady waits until Ready reports nil or ctx ends.
+func (n *Node) WaitReady(ctx context.Context) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		err := n.Ready()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%w)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// onBuckets runs fn once the buckets exist (at once if they do).
+func (n *Node) onBuckets(fn func()) {
+	n.mu.Lock()
+	if n.sessions == nil {
+		n.hooks = append(n.hooks, fn)
+		n.mu.Unlock()
+		return
+	}
+	n.mu.Unlock()
+	fn()
+}
+
+// Alive reports whether node has a current lease; an error means the lease
+// bucket could not be read.
+func (n *Node) Alive(ctx context.Context, node string) (bool, error) {
+	kv := n.kv(func() jetstream.KeyValue { return n.nodes })
+	if kv == nil {
+		return false, ErrNotReady
+	}
+	_, err := kv.Get(ctx, node)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
+// Members returns the nodes with a current lease.
+func (n *Node) Members(ctx context.Context) ([]string, error) {
+	kv := n.kv(func() jetstream.KeyValue { return n.nodes })
+	if kv == nil {
+		return nil, ErrNotReady
+	}
+	keys, err := kv.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	return keys, err
+}
+
+func (n *Node) kv(get func() jetstream.KeyValue) jetstream.KeyValue {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return get()
+}
+
+// Close gives up the lease (so that other nodes may take this node's
+// sessions over at once), closes the connection and stops the embedded
+// server.
+func (n *Node) Close() {
+	n.closing.Do(func() {
+		close(n.stop)
+		n.stopped.Wait()
+		if kv := n.kv(func() jetstream.KeyValue { return n.nodes }); kv != nil && n.nc.IsConnected() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			if err := kv.Delete(ctx, n.opts.NodeID); err != nil {
+				n.log.Warn("giving up the lease failed", "err", err)
+			}
+			cancel()
+		}
+		_ = n.nc.Drain()
+		n.nc.Close()
+		n.shutdownServer()
+	})
+}
+
+// Kill stops the node at once, as a crash would: no lease given up, no
+// goodbye. For tests of node loss.
+func (n *Node) Kill() {
+	n.closing.Do(func() {
+		close(n.stop)
+		n.stopped.Wait()
+		n.nc.Close()
+		n.shutdownServer()
+	})
+}
+
+func (n *Node) shutdownServer() {
+	if n.ns != nil {
+		n.ns.Shutdown()
+		n.ns.WaitForShutdown()
+	}
+}
+
+// randomID returns n random bytes as lowercase hex.
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	const hex = "0123456789abcdef"
+	out := make([]byte, 2*n)
+	for i, c := range b {
+		out[2*i], out[2*i+1] = hex[c>>4], hex[c&15]
+	}
+	return string(out)
+}
+
+// natsLogger writes the embedded server's log to slog: notices at debug
+// (it is chatty), warnings and errors as such.
+type natsLogger struct{ log *slog.Logger }
+
+func (l natsLogger) Noticef(f string, v ...any) { l.log.Debug("nats: " + fmt.Sprintf(f, v...)) }
+func (l natsLogger) Warnf(f string, v ...any)   { l.log.Warn("nats: " + fmt.Sprintf(f, v...)) }
+func (l natsLogger) Fatalf(f string, v ...any)  { l.log.Error("nats: " + fmt.Sprintf(f, v...)) }
+func (l natsLogger) Errorf(f string, v ...any)  { l.log.Error("nats: " + fmt.Sprintf(f, v...)) }
+func (l natsLogger) Debugf(f string, v ...any)  { l.log.Debug("nats: " + fmt.Sprintf(f, v...)) }
+func (l natsLogger) Tracef(f string, v ...any)  {}

@@ -1,0 +1,75 @@
+package cluster_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-actors/mcp-actors/cluster"
+)
+
+func TestSingleNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := cluster.Start(ctx, cluster.Options{NodeID: "solo", DataDir: t.TempDir()})
+	require.NoError(t, err)
+	defer n.Close()
+	require.NoError(t, n.WaitReady(ctx))
+	assert.Empty(t, n.ClientURL(), "no client port")
+	assert.Empty(t, n.RouteURL(), "no route port")
+	members, err := n.Members(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"solo"}, members)
+}
+
+func TestThreeNodes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	nodes, err := cluster.StartLocal(ctx, 3, t.TempDir(), cluster.Options{ClusterName: "t3", LeaseTTL: 400 * time.Millisecond})
+	require.NoError(t, err)
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	assert.Equal(t, []string{"n2", "n3"}, nodes[0].Peers(), "n1 is routed to the two others")
+	assert.Equal(t, []string{"n1", "n3"}, nodes[1].Peers())
+	members, err := nodes[0].Members(ctx)
+	require.NoError(t, err)
+	slices.Sort(members)
+	assert.Equal(t, []string{"n1", "n2", "n3"}, members)
+
+	// A node that dies loses its lease once the TTL lapses; one that
+	// shuts down gives it up at once.
+	nodes[2].Kill()
+	require.Eventually(t, func() bool {
+		alive, err := nodes[0].Alive(ctx, "n3")
+		return err == nil && !alive
+	}, 10*time.Second, 20*time.Millisecond, "the dead node's lease lapses")
+	nodes[1].Close()
+	alive, err := nodes[0].Alive(ctx, "n2")
+	require.NoError(t, err)
+	assert.False(t, alive, "a node that shuts down gives up its lease at once")
+	alive, err = nodes[0].Alive(ctx, "n1")
+	require.NoError(t, err)
+	assert.True(t, alive)
+}
+
+func TestBadOptions(t *testing.T) {
+	for _, o := range []cluster.Options{
+		{ClusterName: "has.dot"},
+		{NodeID: "a b"},
+		{Routes: []string{"nats-route://127.0.0.1:1"}},
+		{ClusterListen: "nowhere"},
+		{URLs: []string{"nats://127.0.0.1:4222"}, ClusterListen: "127.0.0.1:0"},
+		{ClusterListen: "127.0.0.1:0", Routes: []string{"http://x"}},
+		{LeaseTTL: time.Millisecond},
+	} {
+		_, err := cluster.Start(context.Background(), o)
+		assert.ErrorIs(t, err, cluster.ErrInvalidOptions, "%+v", o)
+	}
+}

@@ -1,0 +1,152 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Options configure a node. The zero value is a single node with an
+// embedded NATS server (no client port, no routes) and its JetStream store
+// under the user's cache directory.
+type Options struct {
+	// NodeID names the node in its cluster: letters, digits, '-' and '_'.
+	// Default: a random one (a node that restarts should keep its ID).
+	NodeID string
+	// ClusterName names the cluster; every subject and JetStream bucket the
+	// cluster uses is named under it, so that two clusters can share one
+	// NATS deployment. Letters, digits, '-' and '_' (default "mcp").
+	ClusterName string
+	// DataDir is where the embedded server keeps its JetStream store
+	// (default: <user cache dir>/mcp-actors/<cluster>/<node>).
+	DataDir string
+
+	// ClusterListen is the embedded server's route address (host:port);
+	// empty for a node on its own.
+	ClusterListen string
+	// Routes are the other nodes' route URLs (nats-route://host:port); the
+	// list may name this node too.
+	Routes []string
+	// Secret, when set, is required of every route: a node without it
+	// cannot join.
+	Secret string
+
+	// URLs, when set, connect to an existing NATS deployment (with
+	// JetStream) instead of starting an embedded server. A user and
+	// password or a token may be given in the URL.
+	URLs []string
+	// CredsFile is a NATS credentials file (JWT and NKey) for URLs.
+	CredsFile string
+	// CAFile is a PEM file of the CAs that sign the NATS servers'
+	// certificates (TLS to URLs).
+	CAFile string
+
+	// Replicas is how many copies JetStream keeps of the cluster's buckets
+	// and streams (default: 1 for a node on its own, 3 otherwise, at most
+	// the number of servers the routes name).
+	Replicas int
+	// LeaseTTL is how long a node's lease lasts without renewal; a node
+	// renews it every LeaseTTL/4 (default 4 s). Sessions of a node whose
+	// lease lapsed may be taken over.
+	LeaseTTL time.Duration
+	// Logger receives the node's log (every line names the node); nil
+	// means slog.Default().
+	Logger *slog.Logger
+}
+
+// ErrInvalidOptions is returned, wrapped with the reason, by Start for
+// options that cannot work.
+var ErrInvalidOptions = errors.New("cluster: invalid options")
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// withDefaults checks o and fills in the defaults.
+func (o Options) withDefaults() (Options, error) {
+	if o.ClusterName == "" {
+		o.ClusterName = "mcp"
+	}
+	if !namePattern.MatchString(o.ClusterName) {
+		return o, fmt.Errorf("%w: cluster name %q: use 1 to 64 letters, digits, '-' or '_'", ErrInvalidOptions, o.ClusterName)
+	}
+	if o.NodeID == "" {
+		o.NodeID = randomID(6)
+	}
+	if !namePattern.MatchString(o.NodeID) {
+		return o, fmt.Errorf("%w: node ID %q: use 1 to 64 letters, digits, '-' or '_'", ErrInvalidOptions, o.NodeID)
+	}
+	if len(o.URLs) > 0 && (o.ClusterListen != "" || len(o.Routes) > 0) {
+		return o, fmt.Errorf("%w: --nats-url uses an existing NATS deployment; --cluster-listen and --routes configure the embedded one: choose one", ErrInvalidOptions)
+	}
+	if len(o.Routes) > 0 && o.ClusterListen == "" {
+		return o, fmt.Errorf("%w: routes need a route address of this node (--cluster-listen)", ErrInvalidOptions)
+	}
+	if o.ClusterListen != "" {
+		if _, _, err := net.SplitHostPort(o.ClusterListen); err != nil {
+			return o, fmt.Errorf("%w: cluster listen address %q: %v", ErrInvalidOptions, o.ClusterListen, err)
+		}
+	}
+	for _, r := range o.Routes {
+		u, err := url.Parse(r)
+		if err != nil || u.Host == "" || (u.Scheme != "nats-route" && u.Scheme != "nats" && u.Scheme != "tls") {
+			return o, fmt.Errorf("%w: route %q: want nats-route://host:port", ErrInvalidOptions, r)
+		}
+	}
+	for _, r := range o.URLs {
+		u, err := url.Parse(r)
+		if err != nil || u.Host == "" {
+			return o, fmt.Errorf("%w: NATS URL %q: want nats://host:port", ErrInvalidOptions, r)
+		}
+	}
+	if o.Replicas < 0 || o.Replicas > 5 {
+		return o, fmt.Errorf("%w: replicas must be 1 to 5", ErrInvalidOptions)
+	}
+	if o.Replicas == 0 {
+		o.Replicas = 1
+		if len(o.URLs) > 0 || len(o.Routes) > 0 {
+			o.Replicas = min(3, max(1, len(o.serverSet())))
+		}
+	}
+	if o.LeaseTTL < 0 {
+		return o, fmt.Errorf("%w: the lease TTL must be positive", ErrInvalidOptions)
+	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = 4 * time.Second
+	}
+	if o.LeaseTTL < 100*time.Millisecond {
+		return o, fmt.Errorf("%w: a lease TTL under 100ms cannot be renewed in time", ErrInvalidOptions)
+	}
+	if o.DataDir == "" && len(o.URLs) == 0 {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			base = os.TempDir()
+		}
+		o.DataDir = filepath.Join(base, "mcp-actors", o.ClusterName, o.NodeID)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	o.Logger = o.Logger.With("node", o.NodeID)
+	return o, nil
+}
+
+// serverSet returns the distinct servers the routes (or URLs) and this
+// node's route address name.
+func (o Options) serverSet() map[string]bool {
+	set := map[string]bool{}
+	for _, r := range append(append([]string{}, o.Routes...), o.URLs...) {
+		if u, err := url.Parse(r); err == nil {
+			set[strings.ToLower(u.Host)] = true
+		}
+	}
+	if o.ClusterListen != "" {
+		set[strings.ToLower(o.ClusterListen)] = true
+	}
+	return set
+}

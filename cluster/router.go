@@ -1,0 +1,228 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/mcp-actors/mcp-actors/actors/router"
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// Router is the router.Router of a cluster node: sessions this node owns
+// are reached through the node's router.Local, as in one process; the
+// others through NATS, on the subject of the node that owns them. Frames
+// for a stream this node holds go to its registry; frames for another
+// node's stream go there over NATS. The Router delivers messages: it never
+// reaches into a session actor's state.
+//
+//	transport ──Deliver(id, m)──▶ owner(id) == this node? ──yes──▶ Local.Deliver
+//	                                   └──no──▶ NATS request node.<owner>.session ──▶ owner's Local.Deliver ──▶ ack
+//	session ──DeliverStream(ev)──▶ ev.Stream.Node == this node? ──yes──▶ Streams.Deliver
+//	                                   └──no──▶ NATS publish node.<holder>.stream ──▶ holder's Streams.Deliver
+//
+// A session's ID names the node that opened it ("<node>.<random>"), so
+// finding the owner costs no storage read.
+type Router struct {
+	node    *Node
+	local   *router.Local
+	streams *router.Streams
+	subs    []*nats.Subscription
+
+	dir sync.Map // session ID → *entry: directory entries read, for Lookup
+}
+
+// Header names of routed messages.
+const (
+	headerSession = "Mcp-Session"
+	headerStatus  = "Mcp-Status"
+)
+
+// Delivery outcomes in a reply's Mcp-Status header.
+const (
+	statusOK       = "ok"
+	statusNotFound = "not-found"
+	statusBad      = "bad"
+)
+
+// deliverTimeout bounds a delivery to another node.
+const deliverTimeout = 5 * time.Second
+
+// NewRouter makes local (this node's sessions; its registry must be named
+// after the node) reachable from the cluster, and returns the Router the
+// node's transports use. It subscribes to the node's subjects; Close
+// unsubscribes.
+func NewRouter(node *Node, local *router.Local) (*Router, error) {
+	if local.Streams().Node() != node.ID() {
+		return nil, fmt.Errorf("cluster: the stream registry is named %q, not after node %q", local.Streams().Node(), node.ID())
+	}
+	r := &Router{node: node, local: local, streams: local.Streams()}
+	local.SetSessionIDs(func() string { return node.ID() + "." + router.NewSessionID() })
+	sub, err := node.nc.Subscribe(node.subj.session(node.ID()), r.onSession)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: subscribing to the node's sessions: %w", err)
+	}
+	r.subs = append(r.subs, sub)
+	sub, err = node.nc.Subscribe(node.subj.stream(node.ID()), r.onStream)
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("cluster: subscribing to the node's streams: %w", err)
+	}
+	r.subs = append(r.subs, sub)
+	if err := node.nc.Flush(); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	return r, nil
+}
+
+// Ready reports whether the node can serve (see Node.Ready).
+func (r *Router) Ready() error { return r.node.Ready() }
+
+// Close stops receiving messages for this node.
+func (r *Router) Close() {
+	for _, s := range r.subs {
+		_ = s.Unsubscribe()
+	}
+}
+
+// ownerOf returns the node that owns session id.
+func (r *Router) ownerOf(id string) string {
+	if v, ok := r.dir.Load(id); ok {
+		return v.(*entry).Owner
+	}
+	node, _, ok := strings.Cut(id, ".")
+	if !ok {
+		return ""
+	}
+	return node
+}
+
+// Open implements router.Router: a session opened here is owned here.
+func (r *Router) Open(ctx context.Context, o router.OpenOptions) (string, error) {
+	id, err := r.local.Open(ctx, o)
+	if err != nil {
+		return "", err
+	}
+	r.record(&entry{Session: id, Owner: r.node.ID(), Epoch: 1, Principal: o.Principal})
+	return id, nil
+}
+
+// Lookup implements router.Router.
+func (r *Router) Lookup(ctx context.Context, id string) (router.Meta, error) {
+	owner := r.ownerOf(id)
+	if owner == "" {
+		return router.Meta{}, router.ErrSessionNotFound
+	}
+	if owner == r.node.ID() {
+		return r.local.Lookup(ctx, id)
+	}
+	e, err := r.entry(ctx, id)
+	if err != nil {
+		return router.Meta{}, err
+	}
+	return router.Meta{Principal: e.Principal}, nil
+}
+
+// Deliver implements router.Router.
+func (r *Router) Deliver(ctx context.Context, id string, m messages.ActorMessage) error {
+	owner := r.ownerOf(id)
+	switch owner {
+	case "":
+		return router.ErrSessionNotFound
+	case r.node.ID():
+		return r.local.Deliver(ctx, id, m)
+	}
+	data, err := messages.EncodeActorMessage(m)
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	msg := nats.NewMsg(r.node.subj.session(owner))
+	msg.Header.Set(headerSession, id)
+	msg.Data = data
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, deliverTimeout)
+		defer cancel()
+	}
+	reply, err := r.node.nc.RequestMsgWithContext(ctx, msg)
+	if err != nil {
+		if errors.Is(err, nats.ErrNoResponders) {
+			return fmt.Errorf("%w: its node %s does not answer", router.ErrSessionNotFound, owner)
+		}
+		return fmt.Errorf("cluster: delivering to node %s: %w", owner, err)
+	}
+	switch reply.Header.Get(headerStatus) {
+	case statusOK:
+		return nil
+	case statusNotFound:
+		return router.ErrSessionNotFound
+	}
+	return fmt.Errorf("cluster: node %s refused the message: %s", owner, reply.Data)
+}
+
+// onSession receives a message for one of this node's sessions.
+func (r *Router) onSession(msg *nats.Msg) {
+	reply := nats.NewMsg(msg.Reply)
+	m, err := messages.DecodeActorMessage(msg.Data)
+	switch {
+	case err != nil:
+		reply.Header.Set(headerStatus, statusBad)
+		reply.Data = []byte(err.Error())
+	case r.local.Deliver(context.Background(), msg.Header.Get(headerSession), m) != nil:
+		reply.Header.Set(headerStatus, statusNotFound)
+	default:
+		reply.Header.Set(headerStatus, statusOK)
+	}
+	if msg.Reply != "" {
+		_ = msg.RespondMsg(reply)
+	}
+}
+
+// DeliverStream implements router.Router and session.Streams. An event for
+// another node's stream is published to that node: it is reported taken,
+// and the holder tells the session if the stream turns out to be gone.
+func (r *Router) DeliverStream(ev messages.StreamEvent) bool {
+	if ev.Stream.Node == r.node.ID() {
+		return r.streams.Deliver(ev)
+	}
+	data, err := messages.EncodeStreamEvent(ev)
+	if err != nil {
+		r.node.log.Error("encoding a stream event failed", "stream", ev.Stream.String(), "err", err)
+		return false
+	}
+	if err := r.node.nc.Publish(r.node.subj.stream(ev.Stream.Node), data); err != nil {
+		r.node.log.Warn("sending a stream event failed", "stream", ev.Stream.String(), "err", err)
+		return false
+	}
+	return true
+}
+
+// onStream receives an event for one of this node's streams.
+func (r *Router) onStream(msg *nats.Msg) {
+	ev, err := messages.DecodeStreamEvent(msg.Data)
+	if err != nil {
+		r.node.log.Warn("dropping a stream event that cannot be read", "err", err)
+		return
+	}
+	r.streams.Deliver(ev)
+}
+
+// StreamGone implements router.Router and session.Streams. A stream held
+// by another node reads as gone: a client that opens a GET stream on
+// another node than its last one has moved (a load balancer sent it
+// elsewhere), and its new stream takes the old one's place.
+func (r *Router) StreamGone(id messages.StreamID) bool {
+	if id.Node == r.node.ID() {
+		return r.streams.Gone(id)
+	}
+	return true
+}
+
+// Streams implements router.Router.
+func (r *Router) Streams() *router.Streams { return r.streams }

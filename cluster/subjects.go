@@ -1,0 +1,25 @@
+package cluster
+
+// subjects names everything the cluster uses on NATS, all under its name,
+// so that two clusters can share one deployment:
+//
+//	mcpx.<cluster>.node.<node>.session   actor messages for the sessions <node> owns (request-reply)
+//	mcpx.<cluster>.node.<node>.stream    stream events for the streams <node> holds
+//	mcpx_<cluster>_sessions, _nodes, _catalog   JetStream buckets
+type subjects struct {
+	cluster string
+	prefix  string
+}
+
+func newSubjects(cluster string) subjects {
+	return subjects{cluster: cluster, prefix: "mcpx." + cluster + "."}
+}
+
+// session is the subject of actor messages for node's sessions.
+func (s subjects) session(node string) string { return s.prefix + "node." + node + ".session" }
+
+// stream is the subject of stream events for node's streams.
+func (s subjects) stream(node string) string { return s.prefix + "node." + node + ".stream" }
+
+// bucket names one of the cluster's JetStream buckets.
+func (s subjects) bucket(name string) string { return "mcpx_" + s.cluster + "_" + name }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/mcp-actors/mcp-actors/cluster"
+)
+
+// clusterFlags configure the node's cluster: by default an embedded NATS
+// server of its own (no client port, JetStream under --data-dir); with
+// --cluster-listen and --routes, embedded servers joined into one cluster;
+// with --nats-url, an existing NATS deployment.
+type clusterFlags struct {
+	NodeID        string        `name:"node-id" env:"MCP_ACTORS_NODE_ID" help:"This node's ID in the cluster (letters, digits, - and _). Default: <host>-<listen port>, stable across restarts."`
+	DataDir       string        `name:"data-dir" env:"MCP_ACTORS_DATA_DIR" help:"Where the embedded NATS server keeps its JetStream store. Default: <user cache dir>/mcp-actors/<cluster>/<node>."`
+	ClusterName   string        `name:"cluster-name" default:"mcp" env:"MCP_ACTORS_CLUSTER_NAME" help:"The cluster's name; every subject and bucket it uses is named under it."`
+	ClusterListen string        `name:"cluster-listen" env:"MCP_ACTORS_CLUSTER_LISTEN" help:"Route address (HOST:PORT) of the embedded NATS server, for other nodes to join."`
+	Routes        []string      `name:"routes" env:"MCP_ACTORS_ROUTES" help:"Route URLs of the cluster's nodes (nats-route://HOST:PORT,...); may include this node's own."`
+	ClusterSecret string        `name:"cluster-secret" env:"MCP_ACTORS_CLUSTER_SECRET" help:"Secret every route must present: a node without it cannot join."`
+	NATSURL       []string      `name:"nats-url" env:"MCP_ACTORS_NATS_URL" help:"Use an existing NATS cluster (with JetStream) instead of the embedded server: URL,... (a user and password or a token may be in the URL)."`
+	NATSCreds     string        `name:"nats-creds" env:"MCP_ACTORS_NATS_CREDS" type:"existingfile" help:"NATS credentials file (JWT and NKey) for --nats-url."`
+	NATSCA        string        `name:"nats-ca" env:"MCP_ACTORS_NATS_CA" type:"existingfile" help:"PEM file of the CAs of the NATS servers' TLS certificates (--nats-url)."`
+	Replicas      int           `name:"replicas" env:"MCP_ACTORS_REPLICAS" help:"Copies JetStream keeps of the cluster's state (default: 1 alone, 3 in a cluster)."`
+	LeaseTTL      time.Duration `name:"lease-ttl" default:"4s" env:"MCP_ACTORS_LEASE_TTL" help:"How long a node's lease lasts unrenewed; its sessions may be taken over after."`
+}
+
+func (f *clusterFlags) validate() error {
+	if len(f.NATSURL) > 0 && (f.ClusterListen != "" || len(f.Routes) > 0) {
+		return fmt.Errorf("--nats-url uses an existing NATS cluster; --cluster-listen and --routes configure the embedded one: choose one")
+	}
+	if len(f.Routes) > 0 && f.ClusterListen == "" {
+		return fmt.Errorf("--routes needs --cluster-listen (this node's route address)")
+	}
+	if f.NATSCreds != "" && len(f.NATSURL) == 0 {
+		return fmt.Errorf("--nats-creds goes with --nats-url")
+	}
+	if f.NATSCA != "" && len(f.NATSURL) == 0 {
+		return fmt.Errorf("--nats-ca goes with --nats-url")
+	}
+	if f.LeaseTTL <= 0 {
+		return fmt.Errorf("--lease-ttl must be positive (got %s)", f.LeaseTTL)
+	}
+	return nil
+}
+
+// start joins the cluster; listen is the HTTP listener's address, which
+// names the node by default.
+func (f *clusterFlags) start(ctx context.Context, log *slog.Logger, listen net.Addr) (*cluster.Node, error) {
+	id := f.NodeID
+	if id == "" {
+		id = defaultNodeID(listen)
+	}
+	node, err := cluster.Start(ctx, cluster.Options{
+		NodeID:        id,
+		ClusterName:   f.ClusterName,
+		DataDir:       f.DataDir,
+		ClusterListen: f.ClusterListen,
+		Routes:        splitList(f.Routes),
+		Secret:        f.ClusterSecret,
+		URLs:          splitList(f.NATSURL),
+		CredsFile:     f.NATSCreds,
+		CAFile:        f.NATSCA,
+		Replicas:      f.Replicas,
+		LeaseTTL:      f.LeaseTTL,
+		Logger:        log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("joining the cluster: %w", err)
+	}
+	return node, nil
+}
+
+var notNodeChar = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// defaultNodeID is <host>-<port>: stable across restarts, and distinct for
+// several nodes on one host.
+func defaultNodeID(listen net.Addr) string {
+	host, _ := os.Hostname()
+	host = strings.Trim(notNodeChar.ReplaceAllString(host, "-"), "-")
+	if host == "" {
+		host = "node"
+	}
+	if len(host) > 40 {
+		host = host[:40]
+	}
+	_, port, _ := net.SplitHostPort(listen.String())
+	return host + "-" + port
+}
+
+// splitList splits comma-separated values (kong splits flags, not
+// environment values given as one string).
+func splitList(in []string) []string {
+	var out []string
+	for _, v := range in {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
