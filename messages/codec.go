@@ -94,7 +94,7 @@ func EncodeActorMessage(m ActorMessage) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(&w)
+	return marshalJSON(&w) // not json.Marshal: an ID like "<a>" must keep its bytes
 }
 
 // DecodeActorMessage decodes what EncodeActorMessage produced. It never
@@ -141,7 +141,7 @@ func DecodeActorMessage(data []byte) (ActorMessage, error) {
 }
 
 func wireStream(id StreamID) *wireStreamID {
-	if id.IsZero() {
+	if id == (StreamID{}) { // not IsZero: a node without a number must decode as it was
 		return nil
 	}
 	return &wireStreamID{Node: id.Node, N: id.N}
@@ -210,7 +210,7 @@ func EncodeStreamEvent(ev StreamEvent) ([]byte, error) {
 		}
 		w.Frame = &wireFrame{EventID: ev.Frame.EventID, Data: ev.Frame.Data, End: ev.Frame.End}
 	}
-	return json.Marshal(&w)
+	return marshalJSON(&w) // not json.Marshal: a frame keeps the bytes the session wrote
 }
 
 // DecodeStreamEvent decodes what EncodeStreamEvent produced. It never

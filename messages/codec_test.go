@@ -1,0 +1,507 @@
+package messages_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// wire decodes one JSON-RPC message as a transport would.
+func wire(t testing.TB, s string) *messages.Message {
+	t.Helper()
+	m, werr := messages.Decode([]byte(s))
+	require.Nil(t, werr, "decoding %s", s)
+	return m
+}
+
+// goldenActorMessages pins the encoding of one instance of every actor
+// message. The encoding is stable (see codec.go): a change here is a change
+// of what nodes of different versions say to each other. The encodings also
+// seed FuzzDecodeActorMessage.
+var goldenActorMessages = []struct {
+	name string
+	msg  func(testing.TB) messages.ActorMessage
+	want string
+}{
+	{
+		name: "handleRequest",
+		msg: func(t testing.TB) messages.ActorMessage {
+			return &messages.HandleRequest{
+				Principal: "alice",
+				Msg:       wire(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`),
+				Stream:    messages.StreamID{Node: "n1", N: 7},
+			}
+		},
+		want: `{"type":"handleRequest","principal":"alice","stream":{"node":"n1","n":7},"msg":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}}`,
+	},
+	{
+		name: "handleNotification",
+		msg: func(t testing.TB) messages.ActorMessage {
+			return &messages.HandleNotification{
+				Principal: "alice",
+				Msg:       wire(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r-1","reason":"user"}}`),
+			}
+		},
+		want: `{"type":"handleNotification","principal":"alice","msg":{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r-1","reason":"user"}}}`,
+	},
+	{
+		name: "deliverResponse",
+		msg: func(t testing.TB) messages.ActorMessage {
+			return &messages.DeliverResponse{
+				Principal: "alice",
+				Msg:       wire(t, `{"jsonrpc":"2.0","id":"s-1","result":{"roots":[{"uri":"file:///a","name":"a"}]}}`),
+			}
+		},
+		want: `{"type":"deliverResponse","principal":"alice","msg":{"jsonrpc":"2.0","id":"s-1","result":{"roots":[{"uri":"file:///a","name":"a"}]}}}`,
+	},
+	{
+		name: "attachStream",
+		msg: func(testing.TB) messages.ActorMessage {
+			return &messages.AttachStream{Principal: "alice", Stream: messages.StreamID{Node: "n1", N: 8}, LastEventID: "3-2"}
+		},
+		want: `{"type":"attachStream","principal":"alice","stream":{"node":"n1","n":8},"lastEventId":"3-2"}`,
+	},
+	{
+		name: "detachStream",
+		msg: func(testing.TB) messages.ActorMessage {
+			return &messages.DetachStream{Stream: messages.StreamID{Node: "n1", N: 8}}
+		},
+		want: `{"type":"detachStream","stream":{"node":"n1","n":8}}`,
+	},
+	{
+		name: "notifyClient",
+		msg: func(testing.TB) messages.ActorMessage {
+			return &messages.NotifyClient{
+				Data: []byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://x"}}`),
+				URI:  "test://x",
+			}
+		},
+		want: `{"type":"notifyClient","data":{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://x"}},"uri":"test://x"}`,
+	},
+	{
+		name: "deleteSession",
+		msg:  func(testing.TB) messages.ActorMessage { return &messages.DeleteSession{Principal: "alice"} },
+		want: `{"type":"deleteSession","principal":"alice"}`,
+	},
+	{
+		name: "closeSession",
+		msg: func(testing.TB) messages.ActorMessage {
+			return &messages.CloseSession{Reason: "server closing", Grace: 1500 * time.Millisecond}
+		},
+		want: `{"type":"closeSession","reason":"server closing","graceNs":1500000000}`,
+	},
+}
+
+// goldenStreamEvents pins the encoding of stream events: every signal, and
+// frames with and without an event ID, data and end.
+var goldenStreamEvents = []struct {
+	name string
+	ev   messages.StreamEvent
+	want string
+}{
+	{
+		name: "response frame",
+		ev: messages.StreamEvent{Stream: messages.StreamID{Node: "n1", N: 7}, Frame: messages.Frame{
+			EventID: "3-2", Data: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), End: true,
+		}},
+		want: `{"stream":{"node":"n1","n":7},"signal":0,"frame":{"id":"3-2","data":{"jsonrpc":"2.0","id":1,"result":{}},"end":true}}`,
+	},
+	{
+		name: "priming event",
+		ev:   messages.StreamEvent{Stream: messages.StreamID{Node: "n1", N: 7}, Frame: messages.Frame{EventID: "3-0"}},
+		want: `{"stream":{"node":"n1","n":7},"signal":0,"frame":{"id":"3-0"}}`,
+	},
+	{
+		name: "plain frame outside a cluster",
+		ev: messages.StreamEvent{Stream: messages.StreamID{N: 3}, Frame: messages.Frame{
+			Data: []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":0.5}}`),
+		}},
+		want: `{"stream":{"n":3},"signal":0,"frame":{"data":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":0.5}}}}`,
+	},
+	{
+		name: "attached",
+		ev:   messages.StreamEvent{Stream: messages.StreamID{Node: "n1", N: 7}, Signal: messages.SignalAttached},
+		want: `{"stream":{"node":"n1","n":7},"signal":1}`,
+	},
+	{
+		name: "resumed",
+		ev:   messages.StreamEvent{Stream: messages.StreamID{Node: "n1", N: 7}, Signal: messages.SignalResumed},
+		want: `{"stream":{"node":"n1","n":7},"signal":2}`,
+	},
+	{
+		name: "conflict",
+		ev:   messages.StreamEvent{Stream: messages.StreamID{Node: "n1", N: 7}, Signal: messages.SignalConflict},
+		want: `{"stream":{"node":"n1","n":7},"signal":3}`,
+	},
+	{
+		name: "closed",
+		ev:   messages.StreamEvent{Stream: messages.StreamID{Node: "n1", N: 7}, Signal: messages.SignalClosed},
+		want: `{"stream":{"node":"n1","n":7},"signal":4}`,
+	},
+	{
+		name: "not found",
+		ev:   messages.StreamEvent{Stream: messages.StreamID{Node: "n1", N: 7}, Signal: messages.SignalNotFound},
+		want: `{"stream":{"node":"n1","n":7},"signal":5}`,
+	},
+}
+
+func TestActorMessageGoldenEncoding(t *testing.T) {
+	for _, tc := range goldenActorMessages {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := messages.EncodeActorMessage(tc.msg(t))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, string(got))
+		})
+	}
+}
+
+func TestStreamEventGoldenEncoding(t *testing.T) {
+	for _, tc := range goldenStreamEvents {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := messages.EncodeStreamEvent(tc.ev)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, string(got))
+		})
+	}
+}
+
+func TestActorMessageRoundTrip(t *testing.T) {
+	tests := []struct {
+		name string
+		msg  messages.ActorMessage
+	}{
+		{"request with an integer ID and nested params", &messages.HandleRequest{
+			Principal: "alice",
+			Msg: wire(t, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search",`+
+				`"arguments":{"query":{"text":"actors","limit":10},"tags":["a","b"],"deep":[{"x":null,"y":[1.5,-2e3]}]},`+
+				`"_meta":{"progressToken":"p-1"}}}`),
+			Stream: messages.StreamID{Node: "n1", N: 42},
+		}},
+		{"request with a string ID, no params, no stream, no principal", &messages.HandleRequest{
+			Msg: wire(t, `{"jsonrpc":"2.0","id":"req-1","method":"ping"}`),
+		}},
+		{"request on a stream outside a cluster", &messages.HandleRequest{
+			Principal: "bob",
+			Msg:       wire(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"c","version":"1"}}}`),
+			Stream:    messages.StreamID{N: 1},
+		}},
+		{"request with a large integer ID and array params", &messages.HandleRequest{
+			Msg:    wire(t, `{"jsonrpc":"2.0","id":9007199254740993,"method":"x/y","params":[1,{"a":"b"}]}`),
+			Stream: messages.StreamID{Node: "n2", N: 18446744073709551615},
+		}},
+		{"notification with params", &messages.HandleNotification{
+			Principal: "alice",
+			Msg:       wire(t, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p-1","progress":0.5,"total":1,"message":"half"}}`),
+		}},
+		{"notification without params", &messages.HandleNotification{
+			Msg: wire(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`),
+		}},
+		{"response with a result", &messages.DeliverResponse{
+			Principal: "alice",
+			Msg:       wire(t, `{"jsonrpc":"2.0","id":3,"result":{"roots":[{"uri":"file:///a","name":"a"},{"uri":"file:///b"}]}}`),
+		}},
+		{"response with a null result", &messages.DeliverResponse{
+			Msg: wire(t, `{"jsonrpc":"2.0","id":"s-2","result":null}`),
+		}},
+		{"response with an error and data", &messages.DeliverResponse{
+			Principal: "alice",
+			Msg:       wire(t, `{"jsonrpc":"2.0","id":"s-4","error":{"code":-32602,"message":"invalid params","data":{"field":"name","why":["missing"]}}}`),
+		}},
+		{"error without an ID", &messages.DeliverResponse{
+			Msg: wire(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`),
+		}},
+		{"attach the standalone stream", &messages.AttachStream{Principal: "alice", Stream: messages.StreamID{Node: "n1", N: 5}}},
+		{"resume a stream", &messages.AttachStream{Principal: "alice", Stream: messages.StreamID{Node: "n1", N: 6}, LastEventID: "12-34"}},
+		{"detach", &messages.DetachStream{Stream: messages.StreamID{Node: "n1", N: 6}}},
+		{"detach outside a cluster", &messages.DetachStream{Stream: messages.StreamID{N: 6}}},
+		{"notify subscribers", &messages.NotifyClient{
+			Data: []byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///a"}}`),
+			URI:  "file:///a",
+		}},
+		{"notify everyone", &messages.NotifyClient{
+			Data: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`),
+		}},
+		{"delete", &messages.DeleteSession{Principal: "alice"}},
+		{"delete unauthenticated", &messages.DeleteSession{}},
+		{"close at once", &messages.CloseSession{Reason: "idle timeout"}},
+		{"close with grace", &messages.CloseSession{Reason: "server closing", Grace: 10 * time.Second}},
+		{"close without a reason", &messages.CloseSession{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := messages.EncodeActorMessage(tc.msg)
+			require.NoError(t, err)
+			got, err := messages.DecodeActorMessage(data)
+			require.NoError(t, err, "decoding %s", data)
+			assert.Equal(t, tc.msg, got)
+		})
+	}
+}
+
+// TestActorMessageKeepsIDs checks that a message's ID crosses a node byte
+// for byte: a response echoes the ID exactly as the client wrote it, and a
+// cancellation finds its request by comparing IDs. HTML-sensitive
+// characters are where encoding/json would rewrite the text.
+func TestActorMessageKeepsIDs(t *testing.T) {
+	for _, id := range []string{`"<a&b>"`, `"\u003c"`, "\"line\u2028sep\"", `"é\u2028"`, `1.50`, `-0`, `1e3`} {
+		t.Run(id, func(t *testing.T) {
+			in := &messages.HandleRequest{
+				Msg:    wire(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"<b>&"}}`),
+				Stream: messages.StreamID{N: 1},
+			}
+			data, err := messages.EncodeActorMessage(in)
+			require.NoError(t, err)
+			got, err := messages.DecodeActorMessage(data)
+			require.NoError(t, err)
+			req, ok := got.(*messages.HandleRequest)
+			require.True(t, ok)
+			assert.Equal(t, id, req.Msg.ID.Raw())
+			assert.Equal(t, in, got)
+		})
+	}
+}
+
+// TestActorMessageRoundTripCompacts checks a message whose raw JSON is
+// not compact. The JSON-RPC message is re-encoded inside the actor
+// message, so the insignificant whitespace in its params, result and error
+// data goes (and an error's data has <, > and & escaped, as Encode writes
+// it for any transport): the decoded value equals the original once both
+// are normalised. IDs, methods and strings are compared as they are.
+func TestActorMessageRoundTripCompacts(t *testing.T) {
+	tests := []struct {
+		name string
+		msg  messages.ActorMessage
+	}{
+		{"request", &messages.HandleRequest{
+			Principal: "alice",
+			Msg: wire(t, "{ \"jsonrpc\" : \"2.0\", \"id\" : \"a b\" ,\n \"method\":\"tools/call\",\n"+
+				"  \"params\": { \"name\" : \"x y\",\t\"arguments\": { \"n\" : [ 1 , 2 ] } } }"),
+			Stream: messages.StreamID{Node: "n1", N: 3},
+		}},
+		{"result", &messages.DeliverResponse{Msg: wire(t, `{"jsonrpc":"2.0","id":2,"result":  { "ok" : true }  }`)}},
+		{"error", &messages.DeliverResponse{Msg: wire(t, `{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"<m>","data": { "html" : "<p>&amp;" } }}`)}},
+		{"notify", &messages.NotifyClient{Data: []byte("{\n  \"jsonrpc\": \"2.0\",\n  \"method\": \"notifications/message\"\n}\n")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := messages.EncodeActorMessage(tc.msg)
+			require.NoError(t, err)
+			got, err := messages.DecodeActorMessage(data)
+			require.NoError(t, err, "decoding %s", data)
+			assert.Equal(t, normaliseActorMessage(t, tc.msg), normaliseActorMessage(t, got))
+		})
+	}
+}
+
+func TestStreamEventRoundTrip(t *testing.T) {
+	id := messages.StreamID{Node: "n1", N: 7}
+	data := []byte(`{"jsonrpc":"2.0","id":"r-1","result":{"content":[{"type":"text","text":"<ok> & done"}]}}`)
+	tests := []struct {
+		name string
+		ev   messages.StreamEvent
+	}{
+		{"frame with everything", messages.StreamEvent{Stream: id, Frame: messages.Frame{EventID: "1-3", Data: data, End: true}}},
+		{"frame with data only", messages.StreamEvent{Stream: id, Frame: messages.Frame{Data: data}}},
+		{"frame with data and end", messages.StreamEvent{Stream: id, Frame: messages.Frame{Data: data, End: true}}},
+		{"frame with ID and data", messages.StreamEvent{Stream: id, Frame: messages.Frame{EventID: "1-2", Data: data}}},
+		{"priming event", messages.StreamEvent{Stream: id, Frame: messages.Frame{EventID: "1-0"}}},
+		{"empty frame", messages.StreamEvent{Stream: id}},
+		{"frame outside a cluster", messages.StreamEvent{Stream: messages.StreamID{N: 1}, Frame: messages.Frame{Data: data}}},
+		{"frame of the largest stream", messages.StreamEvent{Stream: messages.StreamID{Node: "n", N: 1<<64 - 1}, Frame: messages.Frame{Data: []byte(`null`)}}},
+		{"attached", messages.StreamEvent{Stream: id, Signal: messages.SignalAttached}},
+		{"resumed", messages.StreamEvent{Stream: id, Signal: messages.SignalResumed}},
+		{"conflict", messages.StreamEvent{Stream: id, Signal: messages.SignalConflict}},
+		{"closed", messages.StreamEvent{Stream: id, Signal: messages.SignalClosed}},
+		{"not found", messages.StreamEvent{Stream: id, Signal: messages.SignalNotFound}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			enc, err := messages.EncodeStreamEvent(tc.ev)
+			require.NoError(t, err)
+			got, err := messages.DecodeStreamEvent(enc)
+			require.NoError(t, err, "decoding %s", enc)
+			assert.Equal(t, tc.ev, got)
+			if tc.ev.Signal == messages.SignalFrame && tc.ev.Frame.Data == nil {
+				assert.Nil(t, got.Frame.Data, "a priming event stays without data")
+			}
+		})
+	}
+}
+
+// TestStreamEventSignalCarriesNoFrame checks that a frame set on a signal
+// is not sent: only SignalFrame carries one.
+func TestStreamEventSignalCarriesNoFrame(t *testing.T) {
+	ev := messages.StreamEvent{Stream: messages.StreamID{N: 1}, Signal: messages.SignalClosed,
+		Frame: messages.Frame{EventID: "1-1", Data: []byte(`{}`), End: true}}
+	enc, err := messages.EncodeStreamEvent(ev)
+	require.NoError(t, err)
+	assert.Equal(t, `{"stream":{"n":1},"signal":4}`, string(enc))
+	got, err := messages.DecodeStreamEvent(enc)
+	require.NoError(t, err)
+	assert.Equal(t, messages.StreamEvent{Stream: ev.Stream, Signal: messages.SignalClosed}, got)
+}
+
+func TestDecodeActorMessageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+	}{
+		{"unknown type", `{"type":"launchMissiles","principal":"alice"}`},
+		{"no type", `{"principal":"alice"}`},
+		{"type of the wrong case", `{"type":"HandleRequest","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}`},
+		{"a request where a notification belongs", `{"type":"handleNotification","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}`},
+		{"a notification where a request belongs", `{"type":"handleRequest","stream":{"n":1},"msg":{"jsonrpc":"2.0","method":"notifications/initialized"}}`},
+		{"a request where a response belongs", `{"type":"deliverResponse","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}`},
+		{"a response where a request belongs", `{"type":"handleRequest","msg":{"jsonrpc":"2.0","id":1,"result":{}}}`},
+		{"missing msg", `{"type":"handleRequest","principal":"alice","stream":{"n":1}}`},
+		{"missing msg of a notification", `{"type":"handleNotification"}`},
+		{"missing msg of a response", `{"type":"deliverResponse"}`},
+		{"null msg", `{"type":"handleRequest","msg":null}`},
+		{"msg that is no JSON-RPC message", `{"type":"handleRequest","msg":{"id":1,"method":"ping"}}`},
+		{"msg that is a batch", `{"type":"handleRequest","msg":[{"jsonrpc":"2.0","id":1,"method":"ping"}]}`},
+		{"msg that is a string", `{"type":"handleRequest","msg":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"}`},
+		{"notifyClient without data", `{"type":"notifyClient","uri":"test://x"}`},
+		{"invalid JSON", `{"type":"deleteSession"`},
+		{"empty input", ``},
+		{"not an object", `["deleteSession"]`},
+		{"null", `null`},
+		{"trailing garbage", `{"type":"deleteSession"} x`},
+		{"a member of the wrong type", `{"type":"closeSession","graceNs":"1s"}`},
+		{"a stream of the wrong type", `{"type":"detachStream","stream":{"node":"n1","n":-1}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := messages.DecodeActorMessage([]byte(tc.data))
+			require.ErrorIs(t, err, messages.ErrBadEncoding)
+			assert.Nil(t, m)
+		})
+	}
+}
+
+func TestEncodeActorMessageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		msg  messages.ActorMessage
+	}{
+		{"no message", nil},
+		{"a request without its message", &messages.HandleRequest{Stream: messages.StreamID{N: 1}}},
+		{"a notification without its message", &messages.HandleNotification{}},
+		{"a response without its message", &messages.DeliverResponse{}},
+		{"an invalid JSON-RPC message", &messages.HandleRequest{Msg: &messages.Message{}}},
+		{"notifyClient without data", &messages.NotifyClient{URI: "test://x"}},
+		{"notifyClient with data that is not JSON", &messages.NotifyClient{Data: []byte(`{"jsonrpc":`)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := messages.EncodeActorMessage(tc.msg)
+			require.ErrorIs(t, err, messages.ErrBadEncoding)
+			assert.Nil(t, data)
+		})
+	}
+}
+
+func TestDecodeStreamEventErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+	}{
+		{"unknown signal", `{"stream":{"n":1},"signal":6}`},
+		{"signal out of range", `{"stream":{"n":1},"signal":256}`},
+		{"negative signal", `{"stream":{"n":1},"signal":-1}`},
+		{"signal of the wrong type", `{"stream":{"n":1},"signal":"closed"}`},
+		{"a frame event without frame", `{"stream":{"n":1},"signal":0}`},
+		{"a frame event without anything", `{}`},
+		{"a frame event with a null frame", `{"stream":{"n":1},"signal":0,"frame":null}`},
+		{"frame of the wrong type", `{"stream":{"n":1},"signal":0,"frame":[]}`},
+		{"invalid JSON", `{"stream":{"n":1},"signal":0,"frame":{"data":{}`},
+		{"empty input", ``},
+		{"not an object", `[]`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev, err := messages.DecodeStreamEvent([]byte(tc.data))
+			require.ErrorIs(t, err, messages.ErrBadEncoding)
+			assert.Zero(t, ev)
+		})
+	}
+}
+
+func TestEncodeStreamEventErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		ev   messages.StreamEvent
+	}{
+		{"unknown signal", messages.StreamEvent{Stream: messages.StreamID{N: 1}, Signal: messages.SignalNotFound + 1}},
+		{"frame data that is not JSON", messages.StreamEvent{Stream: messages.StreamID{N: 1}, Frame: messages.Frame{Data: []byte(`{"a":`)}}},
+		{"empty frame data", messages.StreamEvent{Stream: messages.StreamID{N: 1}, Frame: messages.Frame{EventID: "1-1", Data: []byte{}}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := messages.EncodeStreamEvent(tc.ev)
+			require.ErrorIs(t, err, messages.ErrBadEncoding)
+			assert.Nil(t, data)
+		})
+	}
+}
+
+// normaliseRaw is raw JSON as encoding/json writes it once it has been
+// through a json.Marshal: compact, with <, > and & escaped. nil stays nil.
+func normaliseRaw(t testing.TB, raw []byte) []byte {
+	t.Helper()
+	if raw == nil {
+		return nil
+	}
+	var compact, escaped bytes.Buffer
+	require.NoError(t, json.Compact(&compact, raw), "raw JSON %q", raw)
+	json.HTMLEscape(&escaped, compact.Bytes())
+	return escaped.Bytes()
+}
+
+// normaliseMessage returns a copy of m with its raw JSON normalised.
+func normaliseMessage(t testing.TB, m *messages.Message) *messages.Message {
+	t.Helper()
+	if m == nil {
+		return nil
+	}
+	n := *m
+	n.Params = normaliseRaw(t, m.Params)
+	n.Result = normaliseRaw(t, m.Result)
+	if m.Error != nil {
+		e := *m.Error
+		e.Data = normaliseRaw(t, e.Data)
+		n.Error = &e
+	}
+	return &n
+}
+
+// normaliseActorMessage returns a copy of m with the raw JSON it carries
+// normalised, for comparing messages that went through different numbers
+// of encodings.
+func normaliseActorMessage(t testing.TB, m messages.ActorMessage) messages.ActorMessage {
+	t.Helper()
+	switch m := m.(type) {
+	case *messages.HandleRequest:
+		n := *m
+		n.Msg = normaliseMessage(t, m.Msg)
+		return &n
+	case *messages.HandleNotification:
+		n := *m
+		n.Msg = normaliseMessage(t, m.Msg)
+		return &n
+	case *messages.DeliverResponse:
+		n := *m
+		n.Msg = normaliseMessage(t, m.Msg)
+		return &n
+	case *messages.NotifyClient:
+		n := *m
+		n.Data = normaliseRaw(t, m.Data)
+		return &n
+	}
+	return m
+}
