@@ -135,9 +135,10 @@ func (c *httpClient) open(method string, body []byte, hdr http.Header) *http.Res
 
 // pending is a request sent by openAsync.
 type pending struct {
-	c    *httpClient
-	ch   chan *http.Response // receives the response, or nil when the request failed
-	resp *http.Response      // once taken from ch
+	c     *httpClient
+	ch    chan *http.Response // receives the response, or nil when the request failed
+	resp  *http.Response      // once taken from ch
+	taken bool                // whether resp was taken from ch (a failed request leaves it nil)
 }
 
 // openAsync sends a request on a goroutine of its own, for a request whose
@@ -157,8 +158,8 @@ func (c *httpClient) openAsync(method string, body []byte, hdr http.Header) *pen
 	}()
 	c.t.Cleanup(func() {
 		cancel()
-		if p.resp == nil {
-			p.resp = <-p.ch
+		if !p.taken {
+			p.resp, p.taken = <-p.ch, true
 		}
 		if p.resp != nil {
 			p.resp.Body.Close()
@@ -170,10 +171,11 @@ func (c *httpClient) openAsync(method string, body []byte, hdr http.Header) *pen
 // response waits for the response's headers.
 func (p *pending) response() *http.Response {
 	p.c.t.Helper()
-	if p.resp == nil {
+	if !p.taken {
 		p.resp = recv(p.c.t, p.ch, "the response")
-		require.NotNil(p.c.t, p.resp, "the request failed")
+		p.taken = true
 	}
+	require.NotNil(p.c.t, p.resp, "the request failed")
 	return p.resp
 }
 

@@ -162,20 +162,34 @@ func TestHTTPAuthentication(t *testing.T) {
 // TestHTTPErrorsLeakNothing checks that failures inside the server reach
 // the client as a generic JSON-RPC error, without stack traces or internal
 // error text (DESIGN.md: "never a leaked stack trace"; every body the
-// test client reads with an error status is checked the same way).
+// test client reads with an error status is checked the same way). A
+// panicking handler harms nothing else: its session serves the next call,
+// a call running on another session completes, and new sessions open.
 func TestHTTPErrorsLeakNothing(t *testing.T) {
 	f := newHTTPFixture(t, nil)
 	c := f.client(t)
 	c.initialize(messages.LatestVersion, messages.ClientCapabilities{})
+	other := f.client(t)
+	other.initialize(messages.LatestVersion, messages.ClientCapabilities{})
+	gateBody, gateID := other.request(messages.MethodCallTool, toolParams("gate", nil, nil))
+	gate := other.openAsync(http.MethodPost, gateBody, nil)
+	recv(t, f.gateStarted, "gate to run")
 
 	body, id := c.request(messages.MethodCallTool, toolParams("boom", nil, nil))
 	r := c.post(body, nil)
 	m := r.response(t, id)
 	require.NotNil(t, m.Error, "a panicking tool is an internal error")
 	assert.EqualValues(t, messages.CodeInternalError, m.Error.Code)
+	assert.Equal(t, messages.ErrInternal.Message, m.Error.Message, "the generic message, nothing of the panic")
+	assert.Empty(t, m.Error.Data)
 	assertNoLeak(t, string(r.body))
 	assert.NotContains(t, string(r.body), "secret")
 	assert.Nil(t, c.call(messages.MethodPing, nil).Error, "the session survives the panic")
+	assert.Equal(t, "after the panic", textOf(t, c.callTool("test_echo", map[string]any{"text": "after the panic"})),
+		"the session's next call runs its handler")
+	f.gate <- struct{}{}
+	assert.Equal(t, "opened", resultText(t, gate.read().response(t, gateID)), "a call running on another session completes")
+	echoSession(t, f, "a session opened after the panic")
 
 	// Bodies of every refusal, scanned whatever their status.
 	for _, tc := range []struct {

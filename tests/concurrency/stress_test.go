@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -133,6 +134,12 @@ func TestOutOfOrderAnswers(t *testing.T) {
 	})
 }
 
+// TestCancellationStorm cancels every call of 1,000 sessions while the
+// calls run: each session must go on serving and never answer a cancelled
+// call, however late its handler ends. Closing a session with a grace
+// period makes it drain (it ends only once every running handler has
+// reported back), so once it has ended, its whole transcript is in and is
+// checked.
 func TestCancellationStorm(t *testing.T) {
 	ctx := context.Background()
 	cancelled := make(chan struct{}, sessions*callsPerSession)
@@ -146,21 +153,38 @@ func TestCancellationStorm(t *testing.T) {
 		for k := range callsPerSession {
 			c.Cancel(callID(k), "storm")
 		}
-		// The session still serves, and answers none of the cancelled calls.
+		// The session still serves.
 		if _, err := c.Call(ctx, messages.MethodPing, nil); err != nil {
-			return err
+			return fmt.Errorf("session %d: ping after the cancellations: %w", i, err)
 		}
+		// A grace longer than any wait here: the session ends when its last
+		// handler has reported back (at once if none is left), so once it
+		// has ended every cancelled call's outcome has gone through it.
+		drain := &messages.CloseSession{Reason: "storm over", Grace: time.Hour}
+		if err := h.Server.Router().Deliver(ctx, c.ID(), drain); err != nil {
+			return fmt.Errorf("session %d: %w", i, err)
+		}
+		select {
+		case <-c.Done():
+		case <-time.After(drainTimeout):
+			return fmt.Errorf("session %d: still running %s after the cancellations: a cancelled handler did not end", i, drainTimeout)
+		}
+		c.Close() // everything the session sent is in the transcript
 		for _, r := range c.Received() {
-			if r.Msg.ID.IsString() {
+			if r.Msg != nil && r.Msg.ID.IsString() {
 				return fmt.Errorf("session %d: a cancelled call was answered: %s", i, r.Raw)
 			}
 		}
 		return nil
 	})
 	for range sessions * callsPerSession {
-		<-cancelled // every handler saw its context end
+		<-cancelled // every handler saw its context end (each sent before it returned)
 	}
 }
+
+// drainTimeout bounds the wait for a session whose handlers were all
+// cancelled to finish draining.
+const drainTimeout = 30 * time.Second
 
 func TestCloseWhilePending(t *testing.T) {
 	ctx := context.Background()
