@@ -90,12 +90,6 @@ func (s *Server) RemoveResourceTemplates(templates ...string) {
 	}
 }
 
-// NotifyResourceUpdated sends notifications/resources/updated for uri to
-// every open session subscribed to it.
-func (s *Server) NotifyResourceUpdated(uri string) {
-	s.broadcast(messages.MethodResourceUpdated, &messages.ResourceUpdatedParams{URI: uri}, uri)
-}
-
 func (s *Server) listResources(req *messages.Message) (any, error) {
 	var p messages.ListResourcesParams
 	if err := decodeParams(req.Params, &p); err != nil {

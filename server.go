@@ -72,7 +72,11 @@ type Server struct {
 	prompts     atomic.Pointer[index[*prompt]]
 	completions atomic.Pointer[index[CompletionHandler]]
 
-	open     sync.Map // session ID → *session.Ref: open sessions, for broadcasts
+	open     sync.Map         // session ID → *session.Ref: open sessions, for broadcasts
+	parked   map[string]*tool // disabled tools (SetToolEnabled); guarded by mu
+	versions sync.Map         // resource URI → uint64: ResourceVersion
+	// state is the replicated catalog state of a cluster; nil on its own.
+	state    catalogState
 	closed   atomic.Bool
 	shutdown sync.Once      // stops the actor system once, however often Close is called
 	pool     *workpool.Pool // runs mailboxes and handlers on warm goroutines
@@ -187,8 +191,9 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	if err != nil {
 		return err
 	}
-	s.local, s.router, s.cluster = local, rt, rt
+	s.local, s.router, s.cluster, s.state = local, rt, rt, rt
 	s.cfg.Streams = rt
+	rt.WatchCatalog(s.applyState)
 	return nil
 }
 

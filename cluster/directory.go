@@ -65,10 +65,10 @@ func (r *Router) entry(ctx context.Context, id string) (*entry, error) {
 	if v, ok := r.dir.Load(id); ok {
 		return v.(*entry), nil
 	}
-	kv := r.node.kv(func() jetstream.KeyValue { return r.node.sessions })
-	if kv == nil {
-		return nil, ErrNotReady
+	if err := r.node.waitBuckets(ctx); err != nil {
+		return nil, err
 	}
+	kv := r.node.kv(func() jetstream.KeyValue { return r.node.sessions })
 	kve, err := kv.Get(ctx, id)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
 		return nil, router.ErrSessionNotFound

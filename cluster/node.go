@@ -39,6 +39,7 @@ type Node struct {
 	stop    chan struct{}
 	stopped sync.WaitGroup
 	closing sync.Once
+	up      chan struct{} // closed once the buckets exist
 
 	mu       sync.Mutex
 	sessions jetstream.KeyValue // session ID → directory entry
@@ -63,7 +64,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{opts: o, log: o.Logger, subj: newSubjects(o.ClusterName), stop: make(chan struct{})}
+	n := &Node{opts: o, log: o.Logger, subj: newSubjects(o.ClusterName), stop: make(chan struct{}), up: make(chan struct{})}
 	if len(o.URLs) == 0 {
 		if err := n.startServer(); err != nil {
 			return nil, err
@@ -293,6 +294,7 @@ func (n *Node) createBuckets() error {
 	hooks := n.hooks
 	n.hooks = nil
 	n.mu.Unlock()
+	close(n.up)
 	for _, h := range hooks {
 		h()
 	}
@@ -406,6 +408,30 @@ func (n *Node) Members(ctx context.Context) ([]string, error) {
 		return nil, nil
 	}
 	return keys, err
+}
+
+// waitBuckets waits until the buckets exist (a new node creates them in
+// the background), ctx ends (bounded by 10 s without a deadline), or the
+// node closes.
+func (n *Node) waitBuckets(ctx context.Context) error {
+	select {
+	case <-n.up:
+		return nil
+	default:
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	select {
+	case <-n.up:
+		return nil
+	case <-n.stop:
+		return fmt.Errorf("%w: the node is closing", ErrNotReady)
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", ErrNotReady, n.Ready())
+	}
 }
 
 func (n *Node) kv(get func() jetstream.KeyValue) jetstream.KeyValue {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -35,6 +36,10 @@ type Router struct {
 	subs    []*nats.Subscription
 
 	dir sync.Map // session ID → *entry: directory entries read, for Lookup
+
+	closed    atomic.Bool
+	watchStop func()         // stops the catalog watch (WatchCatalog)
+	watchDone sync.WaitGroup // the watch's goroutine
 }
 
 // Header names of routed messages.
@@ -84,11 +89,19 @@ func NewRouter(node *Node, local *router.Local) (*Router, error) {
 // Ready reports whether the node can serve (see Node.Ready).
 func (r *Router) Ready() error { return r.node.Ready() }
 
-// Close stops receiving messages for this node.
+// Close stops receiving messages for this node, and the catalog watch.
 func (r *Router) Close() {
+	r.closed.Store(true)
 	for _, s := range r.subs {
 		_ = s.Unsubscribe()
 	}
+	r.node.mu.Lock()
+	stop := r.watchStop
+	r.node.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	r.watchDone.Wait()
 }
 
 // ownerOf returns the node that owns session id.

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -21,19 +19,13 @@ var noArgs = json.RawMessage(`{"type":"object","properties":{}}`)
 // handlers share.
 type refSet struct {
 	srv *mcpactors.Server
-
-	// toggleMu makes test_toggle_tool's check-then-change atomic, so that
-	// concurrent toggles alternate between adding and removing.
-	toggleMu sync.Mutex
-	// watched counts test_touch_watched calls; it is the content of
-	// test://watched-resource.
-	watched atomic.Int64
 }
 
 // Register adds every tool, resource, resource template, prompt and
-// completion of the reference set to srv. Each call registers an
-// independent set (its own watched-resource counter and toggle state). It
-// fails with the first item srv refuses.
+// completion of the reference set to srv. The toggle's state and the
+// watched resource's version are srv's (ToggleTool, ResourceVersion), so
+// that in a cluster every node serves the same. It fails with the first
+// item srv refuses.
 func Register(srv *mcpactors.Server) error {
 	if srv == nil {
 		return ErrNilServer

@@ -32,7 +32,7 @@ func (s *refSet) addResources() error {
 		{&messages.Resource{URI: watchedURI, Name: "watched-resource", Title: "Watched Resource",
 			Description: "A subscribable resource that changes each time the tool test_touch_watched runs", MIMEType: "text/plain"},
 			func(_ context.Context, _ *mcpactors.Session, req *mcpactors.ReadResourceRequest) (*messages.ReadResourceResult, error) {
-				return contents(&messages.ResourceContents{URI: req.URI, MIMEType: "text/plain", Text: watchedText(s.watched.Load())}), nil
+				return contents(&messages.ResourceContents{URI: req.URI, MIMEType: "text/plain", Text: watchedText(s.srv.ResourceVersion(watchedURI))}), nil
 			}},
 	}
 	for _, r := range resources {
@@ -53,7 +53,7 @@ func (s *refSet) addResources() error {
 }
 
 // watchedText is the content of test://watched-resource after n touches.
-func watchedText(n int64) string {
+func watchedText(n uint64) string {
 	if n == 0 {
 		return "Watched resource content"
 	}

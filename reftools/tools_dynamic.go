@@ -16,27 +16,35 @@ var dynamicTool = &messages.Tool{Name: "test_dynamic", Description: "A tool that
 // addDynamicTools adds the tools that change the server at runtime: every
 // change reaches the sessions as a notification.
 func (s *refSet) addDynamicTools() error {
-	return s.addTools([]tool{
+	err := s.addTools([]tool{
 		{&messages.Tool{Name: "test_touch_watched", Description: "Changes test://watched-resource and notifies the sessions subscribed to it; returns \"touched\"", InputSchema: noArgs},
 			func(context.Context, *mcpactors.Session, *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-				s.watched.Add(1)
+				// The resource's version goes up on every node of a cluster:
+				// its content follows it (see resources.go).
 				s.srv.NotifyResourceUpdated(watchedURI)
 				return text("touched"), nil
 			}},
 		{&messages.Tool{Name: "test_toggle_tool", Description: "Adds the tool test_dynamic if it is absent and removes it if present (every session gets notifications/tools/list_changed); returns \"added\" or \"removed\"", InputSchema: noArgs},
-			func(context.Context, *mcpactors.Session, *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-				s.toggleMu.Lock()
-				defer s.toggleMu.Unlock()
-				if s.srv.HasTool(dynamicTool.Name) {
-					s.srv.RemoveTools(dynamicTool.Name)
-					return text("removed"), nil
-				}
-				if err := s.srv.AddTool(dynamicTool, dynamicHandler); err != nil {
+			func(ctx context.Context, _ *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+				// test_dynamic is added on every node, disabled; toggling
+				// it is replicated to every node of a cluster.
+				on, err := s.srv.ToggleTool(ctx, dynamicTool.Name)
+				if err != nil {
 					return nil, err
 				}
-				return text("added"), nil
+				if on {
+					return text("added"), nil
+				}
+				return text("removed"), nil
 			}},
 	})
+	if err != nil {
+		return err
+	}
+	if err := s.srv.AddTool(dynamicTool, dynamicHandler); err != nil {
+		return err
+	}
+	return s.srv.SetToolEnabled(context.Background(), dynamicTool.Name, false)
 }
 
 // dynamicHandler runs test_dynamic.

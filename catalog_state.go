@@ -1,0 +1,210 @@
+package mcpactors
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// The catalog's shared state: which tools are enabled, and how often each
+// resource has changed. On one server it is kept here; in a cluster it is
+// replicated (package cluster keeps it in a JetStream bucket), so that every
+// node lists the same tools and every session on every node is told of a
+// change once. Code is never replicated: each node runs its own handlers,
+// and a tool that a node may enable at runtime must be added (disabled) on
+// every node.
+//
+//	SetToolEnabled / ToggleTool ──▶ state "tool.<name>" = on|off ──▶ every node: list changes ──▶ tools/list_changed
+//	NotifyResourceUpdated       ──▶ state "res.<uri>" = version   ──▶ every node: subscribers  ──▶ resources/updated
+
+// catalogState is where the shared state lives when it is replicated.
+type catalogState interface {
+	// UpdateCatalog sets key to what update makes of its value (nil when
+	// absent), atomically across the cluster.
+	UpdateCatalog(ctx context.Context, key string, update func(old []byte) []byte) error
+	// WatchCatalog calls apply with every value the state holds, then
+	// with every change, in the order they were made, on every node.
+	WatchCatalog(apply func(key string, value []byte))
+}
+
+// Catalog state keys and values.
+const (
+	toolKeyPrefix = "tool."
+	resKeyPrefix  = "res."
+	stateOn       = "on"
+	stateOff      = "off"
+)
+
+func toolKey(name string) string {
+	return toolKeyPrefix + base64.RawURLEncoding.EncodeToString([]byte(name))
+}
+func resKey(uri string) string {
+	return resKeyPrefix + base64.RawURLEncoding.EncodeToString([]byte(uri))
+}
+
+// SetToolEnabled lists the tool name (added with AddTool) or hides it: a
+// disabled tool is neither listed nor callable, and its handler is kept
+// for when it is enabled again. Every open session — in a cluster, on every
+// node — is told the tool list changed.
+func (s *Server) SetToolEnabled(ctx context.Context, name string, enabled bool) error {
+	_, err := s.updateTool(ctx, name, func(bool) bool { return enabled })
+	return err
+}
+
+// ToggleTool enables the tool name if it is disabled and disables it if
+// it is enabled (atomically across a cluster), and returns whether it is
+// enabled now.
+func (s *Server) ToggleTool(ctx context.Context, name string) (bool, error) {
+	return s.updateTool(ctx, name, func(on bool) bool { return !on })
+}
+
+// ToolEnabled reports whether the tool name is added and enabled.
+func (s *Server) ToolEnabled(name string) bool { return s.HasTool(name) }
+
+func (s *Server) updateTool(ctx context.Context, name string, next func(bool) bool) (bool, error) {
+	if !s.knowsTool(name) {
+		return false, fmt.Errorf("%w: no tool %q was added", ErrInvalidItem, name)
+	}
+	if s.state == nil {
+		s.mu.Lock()
+		on := next(s.HasTool(name))
+		changed := s.setToolLocked(name, on)
+		s.mu.Unlock()
+		if changed {
+			s.broadcast(messages.MethodToolsListChanged, &messages.ListChangedParams{}, "")
+		}
+		return on, nil
+	}
+	var on bool
+	err := s.state.UpdateCatalog(ctx, toolKey(name), func(old []byte) []byte {
+		cur := s.HasTool(name)
+		if old != nil {
+			cur = string(old) == stateOn
+		}
+		on = next(cur)
+		if on {
+			return []byte(stateOn)
+		}
+		return []byte(stateOff)
+	})
+	if err != nil {
+		return false, err
+	}
+	s.applyTool(name, on) // here at once; the others when the change reaches them
+	return on, nil
+}
+
+// knowsTool reports whether a tool was added, enabled or not.
+func (s *Server) knowsTool(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, parked := s.parked[name]
+	return parked || s.HasTool(name)
+}
+
+// applyTool enables or disables a tool here, and tells the open sessions
+// if that changed anything.
+func (s *Server) applyTool(name string, on bool) {
+	s.mu.Lock()
+	changed := s.setToolLocked(name, on)
+	s.mu.Unlock()
+	if changed {
+		s.broadcast(messages.MethodToolsListChanged, &messages.ListChangedParams{}, "")
+	}
+}
+
+// setToolLocked moves a tool between the catalog and the parked tools and
+// reports whether it moved. Call with mu held.
+func (s *Server) setToolLocked(name string, on bool) bool {
+	if on {
+		t, ok := s.parked[name]
+		if !ok {
+			return false
+		}
+		delete(s.parked, name)
+		s.tools.Store(s.tools.Load().with(name, t))
+		return true
+	}
+	t, ok := s.tools.Load().get(name)
+	if !ok {
+		return false
+	}
+	next, _ := s.tools.Load().without(name)
+	s.tools.Store(next)
+	if s.parked == nil {
+		s.parked = map[string]*tool{}
+	}
+	s.parked[name] = t
+	return true
+}
+
+// NotifyResourceUpdated records that the resource uri changed (its
+// version goes up: ResourceVersion) and sends notifications/resources/
+// updated to every open session subscribed to it — in a cluster, on every
+// node.
+func (s *Server) NotifyResourceUpdated(uri string) {
+	if s.state == nil {
+		s.bumpVersion(uri, 0)
+		return
+	}
+	var version uint64
+	err := s.state.UpdateCatalog(context.Background(), resKey(uri), func(old []byte) []byte {
+		n, _ := strconv.ParseUint(string(old), 10, 64)
+		version = max(n, s.ResourceVersion(uri)) + 1
+		return strconv.AppendUint(nil, version, 10)
+	})
+	if err != nil {
+		s.log.Error("replicating a resource update failed; only this node's sessions are told", "uri", uri, "err", err)
+		s.bumpVersion(uri, 0)
+		return
+	}
+	s.bumpVersion(uri, version)
+}
+
+// ResourceVersion returns how often the resource uri has changed
+// (NotifyResourceUpdated), cluster-wide: a handler can serve content that
+// follows it on every node.
+func (s *Server) ResourceVersion(uri string) uint64 {
+	if v, ok := s.versions.Load(uri); ok {
+		return v.(uint64)
+	}
+	return 0
+}
+
+// bumpVersion sets uri's version to v (0: one more than now) and tells the
+// subscribed sessions, if the version went up.
+func (s *Server) bumpVersion(uri string, v uint64) {
+	s.mu.Lock()
+	cur := s.ResourceVersion(uri)
+	if v == 0 {
+		v = cur + 1
+	}
+	if v <= cur {
+		s.mu.Unlock()
+		return
+	}
+	s.versions.Store(uri, v)
+	s.mu.Unlock()
+	s.broadcast(messages.MethodResourceUpdated, &messages.ResourceUpdatedParams{URI: uri}, uri)
+}
+
+// applyState applies one value of the replicated state.
+func (s *Server) applyState(key string, value []byte) {
+	switch {
+	case strings.HasPrefix(key, toolKeyPrefix):
+		name, err := base64.RawURLEncoding.DecodeString(key[len(toolKeyPrefix):])
+		if err == nil && (string(value) == stateOn || string(value) == stateOff) {
+			s.applyTool(string(name), string(value) == stateOn)
+		}
+	case strings.HasPrefix(key, resKeyPrefix):
+		uri, err := base64.RawURLEncoding.DecodeString(key[len(resKeyPrefix):])
+		v, verr := strconv.ParseUint(string(value), 10, 64)
+		if err == nil && verr == nil {
+			s.bumpVersion(string(uri), v)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// UpdateCatalog sets key of the cluster's catalog state to what update
+// makes of its value (nil when absent): a compare-and-swap on the key's
+// revision, retried while another node changes it meanwhile. See
+// mcpactors' catalog state.
+func (r *Router) UpdateCatalog(ctx context.Context, key string, update func(old []byte) []byte) error {
+	if err := r.node.waitBuckets(ctx); err != nil {
+		return err
+	}
+	kv := r.node.kv(func() jetstream.KeyValue { return r.node.catalog })
+	for range 64 {
+		e, err := kv.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			if _, err = kv.Create(ctx, key, update(nil)); err == nil {
+				return nil
+			}
+		case err != nil:
+			return fmt.Errorf("cluster: reading the catalog state: %w", err)
+		default:
+			if _, err = kv.Update(ctx, key, update(e.Value()), e.Revision()); err == nil {
+				return nil
+			}
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("cluster: writing the catalog state: %w", err)
+		}
+		// Another node changed it first: read it again.
+	}
+	return errors.New("cluster: the catalog state changes too often to update")
+}
+
+// WatchCatalog calls apply with every value of the catalog state and then
+// with every change, in order, on one goroutine, until the router closes.
+// The watch starts once the buckets exist.
+func (r *Router) WatchCatalog(apply func(key string, value []byte)) {
+	r.node.onBuckets(func() {
+		if r.closed.Load() {
+			return
+		}
+		kv := r.node.kv(func() jetstream.KeyValue { return r.node.catalog })
+		ctx, cancel := context.WithCancel(context.Background())
+		w, err := kv.WatchAll(ctx)
+		if err != nil {
+			cancel()
+			r.node.log.Error("watching the catalog state failed", "err", err)
+			return
+		}
+		r.node.mu.Lock()
+		r.watchStop = func() { cancel(); _ = w.Stop() }
+		r.node.mu.Unlock()
+		r.watchDone.Add(1)
+		go func() {
+			defer r.watchDone.Done()
+			for e := range w.Updates() {
+				if e == nil || e.Operation() != jetstream.KeyValuePut {
+					continue // the end of the initial values, or a deletion
+				}
+				apply(e.Key(), e.Value())
+			}
+		}()
+	})
+}
