@@ -15,7 +15,6 @@ import (
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/cluster"
-	"github.com/mcp-actors/mcp-actors/internal/workpool"
 	"github.com/mcp-actors/mcp-actors/messages"
 	"github.com/mcp-actors/mcp-actors/metrics"
 )
@@ -78,8 +77,7 @@ type Server struct {
 	// state is the replicated catalog state of a cluster; nil on its own.
 	state    catalogState
 	closed   atomic.Bool
-	shutdown sync.Once      // stops the actor system once, however often Close is called
-	pool     *workpool.Pool // runs mailboxes and handlers on warm goroutines
+	shutdown sync.Once // stops the actor system once, however often Close is called
 }
 
 // NewServer returns a server that introduces itself as info. opts may be
@@ -104,7 +102,6 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 	s.templates.Store(newIndex[*resourceTemplate]())
 	s.prompts.Store(newIndex[*prompt]())
 	s.completions.Store(newIndex[CompletionHandler]())
-	s.pool = workpool.New(64)
 	s.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(minLevel{Handler: s.log.Handler(), min: slog.LevelWarn})
 	}))
@@ -128,7 +125,6 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		Logger:       s.log,
 		Observer:     s.sessionObserver(),
 		Streams:      s.local,
-		Go:           s.pool.Go,
 		// A session's mailbox runs on the goroutine that posts to an idle
 		// one (its Receive never blocks): a request costs no hand-over
 		// between goroutines until its handler runs.
@@ -272,7 +268,6 @@ func (s *Server) end(ctx context.Context, grace time.Duration) error {
 			s.cluster.Close()
 		}
 		s.system.Shutdown()
-		s.pool.Close()
 	})
 	return nil
 }
