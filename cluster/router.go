@@ -44,9 +44,15 @@ type Router struct {
 
 // Header names of routed messages.
 const (
-	headerSession = "Mcp-Session"
-	headerStatus  = "Mcp-Status"
+	headerSession   = "Mcp-Session"
+	headerStatus    = "Mcp-Status"
+	headerOp        = "Mcp-Op"        // "lookup": a Lookup, not a message
+	headerPrincipal = "Mcp-Principal" // a lookup's answer
+	headerVersion   = "Mcp-Version"   // a lookup's answer
 )
+
+// opLookup asks the owner what a transport checks about a session.
+const opLookup = "lookup"
 
 // Delivery outcomes in a reply's Mcp-Status header.
 const (
@@ -135,11 +141,45 @@ func (r *Router) Lookup(ctx context.Context, id string) (router.Meta, error) {
 	if owner == r.node.ID() {
 		return r.local.Lookup(ctx, id)
 	}
-	e, err := r.entry(ctx, id)
+	if v, ok := r.dir.Load(id); ok {
+		return router.Meta{Principal: v.(*entry).Principal}, nil
+	}
+	// Asked of the owner once per session and node: a session's principal
+	// never changes.
+	msg := nats.NewMsg(r.node.subj.session(owner))
+	msg.Header.Set(headerSession, id)
+	msg.Header.Set(headerOp, opLookup)
+	reply, err := r.request(ctx, owner, msg)
 	if err != nil {
 		return router.Meta{}, err
 	}
-	return router.Meta{Principal: e.Principal}, nil
+	meta := router.Meta{Principal: reply.Header.Get(headerPrincipal), ProtocolVersion: reply.Header.Get(headerVersion)}
+	r.dir.Store(id, &entry{Session: id, Owner: owner, Principal: meta.Principal})
+	return meta, nil
+}
+
+// request sends msg to owner and returns its reply, or ErrSessionNotFound
+// when the owner says so or does not answer.
+func (r *Router) request(ctx context.Context, owner string, msg *nats.Msg) (*nats.Msg, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, deliverTimeout)
+		defer cancel()
+	}
+	reply, err := r.node.nc.RequestMsgWithContext(ctx, msg)
+	if err != nil {
+		if errors.Is(err, nats.ErrNoResponders) {
+			return nil, fmt.Errorf("%w: its node %s does not answer", router.ErrSessionNotFound, owner)
+		}
+		return nil, fmt.Errorf("cluster: asking node %s: %w", owner, err)
+	}
+	switch reply.Header.Get(headerStatus) {
+	case statusOK:
+		return reply, nil
+	case statusNotFound:
+		return nil, router.ErrSessionNotFound
+	}
+	return nil, fmt.Errorf("cluster: node %s refused the message: %s", owner, reply.Data)
 }
 
 // Deliver implements router.Router.
@@ -158,36 +198,32 @@ func (r *Router) Deliver(ctx context.Context, id string, m messages.ActorMessage
 	msg := nats.NewMsg(r.node.subj.session(owner))
 	msg.Header.Set(headerSession, id)
 	msg.Data = data
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, deliverTimeout)
-		defer cancel()
-	}
-	reply, err := r.node.nc.RequestMsgWithContext(ctx, msg)
-	if err != nil {
-		if errors.Is(err, nats.ErrNoResponders) {
-			return fmt.Errorf("%w: its node %s does not answer", router.ErrSessionNotFound, owner)
-		}
-		return fmt.Errorf("cluster: delivering to node %s: %w", owner, err)
-	}
-	switch reply.Header.Get(headerStatus) {
-	case statusOK:
-		return nil
-	case statusNotFound:
-		return router.ErrSessionNotFound
-	}
-	return fmt.Errorf("cluster: node %s refused the message: %s", owner, reply.Data)
+	_, err = r.request(ctx, owner, msg)
+	return err
 }
 
-// onSession receives a message for one of this node's sessions.
+// onSession receives a message for one of this node's sessions, or a
+// lookup of one.
 func (r *Router) onSession(msg *nats.Msg) {
 	reply := nats.NewMsg(msg.Reply)
+	id := msg.Header.Get(headerSession)
+	if msg.Header.Get(headerOp) == opLookup {
+		if meta, err := r.local.Lookup(context.Background(), id); err != nil {
+			reply.Header.Set(headerStatus, statusNotFound)
+		} else {
+			reply.Header.Set(headerStatus, statusOK)
+			reply.Header.Set(headerPrincipal, meta.Principal)
+			reply.Header.Set(headerVersion, meta.ProtocolVersion)
+		}
+		_ = msg.RespondMsg(reply)
+		return
+	}
 	m, err := messages.DecodeActorMessage(msg.Data)
 	switch {
 	case err != nil:
 		reply.Header.Set(headerStatus, statusBad)
 		reply.Data = []byte(err.Error())
-	case r.local.Deliver(context.Background(), msg.Header.Get(headerSession), m) != nil:
+	case !r.accepts(id, m) || r.local.Deliver(context.Background(), id, m) != nil:
 		reply.Header.Set(headerStatus, statusNotFound)
 	default:
 		reply.Header.Set(headerStatus, statusOK)
@@ -195,6 +231,18 @@ func (r *Router) onSession(msg *nats.Msg) {
 	if msg.Reply != "" {
 		_ = msg.RespondMsg(reply)
 	}
+}
+
+// accepts checks, for the messages a session does not answer on a stream,
+// that the session exists for their sender: a DELETE from another
+// principal must read as an unknown session (404), not succeed.
+func (r *Router) accepts(id string, m messages.ActorMessage) bool {
+	d, ok := m.(*messages.DeleteSession)
+	if !ok {
+		return true
+	}
+	meta, err := r.local.Lookup(context.Background(), id)
+	return err == nil && meta.Principal == d.Principal
 }
 
 // DeliverStream implements router.Router and session.Streams. An event for

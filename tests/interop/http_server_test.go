@@ -31,14 +31,14 @@ type httpServer struct {
 }
 
 // startServer runs `mcp-actors serve --listen 127.0.0.1:0 --reference-tools
-// --keepalive 1s` and waits until it logs its URL. At the end of t it gets
+// --keepalive 1s` (and extra arguments) and waits until it logs its URL. At the end of t it gets
 // SIGTERM and must exit with status 0 within stopTimeout.
-func startServer(t *testing.T) *httpServer {
+func startServer(t *testing.T, extra ...string) *httpServer {
 	t.Helper()
 	s := &httpServer{
 		t: t,
-		cmd: exec.Command(serverBinary(t), "serve",
-			"--listen", "127.0.0.1:0", "--reference-tools", "--keepalive", "1s", "--data-dir", t.TempDir()),
+		cmd: exec.Command(serverBinary(t), append([]string{"serve",
+			"--listen", "127.0.0.1:0", "--reference-tools", "--keepalive", "1s", "--data-dir", t.TempDir()}, extra...)...),
 		stderr: newStderrLog(),
 		exited: make(chan struct{}),
 	}

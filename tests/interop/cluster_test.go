@@ -1,0 +1,110 @@
+package interop_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+// clusterReady bounds the wait for a new three-node cluster to be ready: its
+// JetStream elects a leader before the replicated buckets can be made.
+const clusterReady = 90 * time.Second
+
+// startCluster runs three `mcp-actors serve` processes joined by
+// --routes (each listing all three, itself included) and waits until
+// every node's /readyz says ready.
+func startCluster(t *testing.T, extra ...string) []*httpServer {
+	t.Helper()
+	var routes []string
+	for range 3 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		routes = append(routes, ln.Addr().String())
+		require.NoError(t, ln.Close())
+	}
+	all := "nats-route://" + strings.Join(routes, ",nats-route://")
+	var nodes []*httpServer
+	for i, r := range routes {
+		args := append([]string{"--node-id", fmt.Sprintf("n%d", i+1), "--cluster-listen", r, "--routes", all,
+			"--cluster-secret", "interop"}, extra...)
+		nodes = append(nodes, startServer(t, args...))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), clusterReady)
+	defer cancel()
+	for _, n := range nodes {
+		waitReady(t, ctx, n)
+	}
+	return nodes
+}
+
+// waitReady polls a node's /readyz (real I/O) until it answers 200.
+func waitReady(t *testing.T, ctx context.Context, n *httpServer) {
+	t.Helper()
+	u, err := url.Parse(n.url)
+	require.NoError(t, err)
+	ready := "http://" + u.Host + "/readyz"
+	require.Eventually(t, func() bool {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ready, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, clusterReady, 100*time.Millisecond, "node %s never became ready:\n%s", n.url, n.stderr)
+}
+
+// roundRobin sends each HTTP request (POST, GET, DELETE) to the next node
+// in turn, as a load balancer without sticky sessions would.
+type roundRobin struct {
+	inner http.RoundTripper
+	hosts []string
+	next  atomic.Uint64
+}
+
+func newRoundRobin(inner http.RoundTripper, nodes []*httpServer) *roundRobin {
+	rr := &roundRobin{inner: inner}
+	for _, n := range nodes {
+		u, _ := url.Parse(n.url)
+		rr.hosts = append(rr.hosts, u.Host)
+	}
+	return rr
+}
+
+func (rr *roundRobin) RoundTrip(req *http.Request) (*http.Response, error) {
+	host := rr.hosts[rr.next.Add(1)%uint64(len(rr.hosts))]
+	req = req.Clone(req.Context())
+	req.URL.Host, req.Host = host, host
+	return rr.inner.RoundTrip(req)
+}
+
+// TestClusterReferenceTools runs the reference cases against three
+// `mcp-actors serve` processes joined into one cluster, the SDK client's
+// every request going to the next node: a session opened on one node is
+// called on another, and the answers to elicitation, sampling and roots
+// requests arrive on a third.
+func TestClusterReferenceTools(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	nodes := startCluster(t)
+	start := func(t *testing.T, opts *mcp.ClientOptions, roots ...*mcp.Root) *peer {
+		t.Helper()
+		p, _ := connectHTTP(t, nodes[0], func(rt http.RoundTripper) http.RoundTripper {
+			return newRoundRobin(rt, nodes)
+		}, opts, roots...)
+		return p
+	}
+	for _, tc := range referenceCases {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, start) })
+	}
+}
