@@ -133,7 +133,7 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		OnClose: func(r *session.Ref) {
 			s.open.Delete(r.ID())
 			s.local.SessionClosed(r)
-			if s.cluster != nil {
+			if s.cluster != nil && !r.HandedOver() {
 				s.cluster.Forget(r.ID())
 			}
 		},
@@ -168,7 +168,7 @@ func (s *Server) spawn(id string, o router.OpenOptions) (*session.Ref, error) {
 	if s.closed.Load() {
 		return nil, ErrServerClosed
 	}
-	return session.Spawn(s.system.Root, id, s.cfg, session.SpawnOptions{Principal: o.Principal, Resumable: o.Resumable})
+	return session.Spawn(s.system.Root, id, s.cfg, session.SpawnOptions{Principal: o.Principal, Resumable: o.Resumable, Restore: o.Restore})
 }
 
 // Session returns the live session with the given ID.
@@ -189,6 +189,14 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	}
 	s.local, s.router, s.cluster, s.state = local, rt, rt, rt
 	s.cfg.Streams = rt
+	s.cfg.Persist = rt.Persist
+	if s.opts.Metrics != nil {
+		metrics.RegisterCluster(s.opts.Metrics, func() metrics.ClusterStats {
+			st := rt.Stats()
+			return metrics.ClusterStats{Routed: st.Routed, Received: st.Received, FramesOut: st.FramesOut, FramesIn: st.FramesIn,
+				Takeovers: st.Takeovers, HopTime: st.HopTime, LeaseRenewals: st.LeaseRenewals, LeaseRenewalFailures: st.LeaseRenewalFailures}
+		})
+	}
 	rt.WatchCatalog(s.applyState)
 	return nil
 }
@@ -246,10 +254,17 @@ func (s *Server) Draining() bool { return s.local.Draining() }
 
 func (s *Server) end(ctx context.Context, grace time.Duration) error {
 	s.local.Drain()
+	if s.cluster != nil {
+		s.cluster.Drain()
+	}
 	s.closed.Store(true)
 	var refs []*session.Ref
+	// In a cluster, a session of a node that shuts down is handed over:
+	// another node takes it over, from its durable state, at its client's
+	// next message.
+	handover := s.cluster != nil && s.cluster.HandsOver()
 	s.local.Each(func(r *session.Ref) bool {
-		r.Send(&messages.CloseSession{Reason: "server closing", Grace: grace})
+		r.Send(&messages.CloseSession{Reason: "server closing", Grace: grace, Handover: handover})
 		refs = append(refs, r)
 		return true
 	})

@@ -26,6 +26,9 @@ type entry struct {
 // record caches e and writes it to the directory without waiting for the
 // write: opening a session does not wait for storage.
 func (r *Router) record(e *entry) {
+	if r.node.Standalone() {
+		return // nobody will look it up, nor take it over
+	}
 	r.dir.Store(e.Session, e)
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -44,15 +47,43 @@ func (r *Router) record(e *entry) {
 // sessions closes). Its purge marker expires with the bucket's marker TTL,
 // so the directory holds live sessions only.
 func (r *Router) Forget(id string) {
+	if r.node.Standalone() {
+		return
+	}
 	r.dir.Delete(id)
+	r.markEnded(id)
 	r.node.onBuckets(func() {
-		m := nats.NewMsg("$KV." + r.node.subj.bucket("sessions") + "." + id)
-		m.Header.Set("KV-Operation", "PURGE")
-		m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
-		if _, err := r.node.js.PublishMsgAsync(m, jetstream.WithMsgTTL(markerTTL)); err != nil {
-			r.node.log.Warn("removing a session from the directory failed", "session", id, "err", err)
+		for _, key := range []string{id, stateKey(id)} {
+			m := nats.NewMsg("$KV." + r.node.subj.bucket("sessions") + "." + key)
+			m.Header.Set("KV-Operation", "PURGE")
+			m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+			if _, err := r.node.js.PublishMsgAsync(m, jetstream.WithMsgTTL(markerTTL)); err != nil {
+				r.node.log.Warn("removing a session from the directory failed", "session", id, "err", err)
+			}
 		}
 	})
+}
+
+// markEnded remembers, for markerTTL, that session id ended here: its
+// directory entry may outlive it for a moment (it is purged without
+// waiting), and a message that arrives meanwhile must not start it again.
+func (r *Router) markEnded(id string) {
+	now := time.Now()
+	r.gone.Store(id, now)
+	if r.nGone.Add(1)%1024 == 0 {
+		r.gone.Range(func(k, v any) bool {
+			if now.Sub(v.(time.Time)) > markerTTL {
+				r.gone.Delete(k)
+			}
+			return true
+		})
+	}
+}
+
+// ended reports whether session id ended here lately.
+func (r *Router) ended(id string) bool {
+	_, ok := r.gone.Load(id)
+	return ok
 }
 
 // markerTTL is how long the directory keeps the marker of a session that

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -41,6 +42,8 @@ type Node struct {
 	closing sync.Once
 	up      chan struct{} // closed once the buckets exist
 
+	renewals, renewFailures atomic.Int64
+
 	mu       sync.Mutex
 	sessions jetstream.KeyValue // session ID → directory entry
 	nodes    jetstream.KeyValue // node ID → lease
@@ -48,6 +51,8 @@ type Node struct {
 	ready    bool
 	lastErr  error     // why the node is not ready, for /readyz
 	renewed  time.Time // the lease's last renewal
+	fenced   bool      // the lease lapsed while this node ran: it gave its sessions up
+	onFence  func()    // called when it does
 	hooks    []func()  // run once the buckets are up
 }
 
@@ -85,6 +90,11 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	go n.maintain()
 	return n, nil
 }
+
+// Standalone reports whether the node is alone by construction: an
+// embedded server without routes. Nothing can take its sessions over, so
+// it keeps no session directory.
+func (n *Node) Standalone() bool { return len(n.opts.URLs) == 0 && len(n.opts.Routes) == 0 }
 
 // ID returns the node's ID.
 func (n *Node) ID() string { return n.opts.NodeID }
@@ -313,12 +323,29 @@ func (n *Node) renew() {
 	defer cancel()
 	b, _ := json.Marshal(lease{Node: n.opts.NodeID, Started: time.Now()})
 	if _, err := n.nodes.Put(ctx, n.opts.NodeID, b); err != nil {
+		n.renewFailures.Add(1)
 		n.setErr(fmt.Errorf("renewing the lease: %w", err))
 		n.log.Warn("renewing the lease failed", "err", err)
+		n.mu.Lock()
+		lapsed := !n.renewed.IsZero() && time.Since(n.renewed) > n.opts.LeaseTTL && !n.fenced
+		if lapsed {
+			n.fenced = true
+		}
+		fence := n.onFence
+		n.mu.Unlock()
+		if lapsed {
+			// Other nodes may take this node's sessions over from now on:
+			// it must no longer act as their owner.
+			n.log.Error("the lease lapsed: this node gives up its sessions")
+			if fence != nil {
+				fence()
+			}
+		}
 		return
 	}
+	n.renewals.Add(1)
 	n.mu.Lock()
-	n.ready, n.lastErr, n.renewed = true, nil, time.Now()
+	n.ready, n.lastErr, n.renewed, n.fenced = true, nil, time.Now(), false
 	n.mu.Unlock()
 }
 
@@ -366,6 +393,15 @@ func (n *Node) WaitReady(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// onFenced sets what runs when this node's lease lapses while it runs (it
+// could not renew it for a whole TTL): other nodes may have taken its
+// sessions over, so it must give them up.
+func (n *Node) onFenced(fn func()) {
+	n.mu.Lock()
+	n.onFence = fn
+	n.mu.Unlock()
 }
 
 // onBuckets runs fn once the buckets exist (at once if they do).

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
+	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -35,9 +36,15 @@ type Router struct {
 	streams *router.Streams
 	subs    []*nats.Subscription
 
-	dir sync.Map // session ID → *entry: directory entries read, for Lookup
+	dir    sync.Map // session ID → *entry: directory entries read, for Lookup
+	gone   sync.Map // session ID → time.Time: this node's sessions that ended (ended)
+	remote sync.Map // messages.StreamID → remoteStream: streams here waiting on other nodes
+	nGone  atomic.Int64
+	stats  stats
 
 	closed    atomic.Bool
+	draining  atomic.Bool    // Drain: take nothing over
+	stopWatch chan struct{}  // stops watchOwners
 	watchStop func()         // stops the catalog watch (WatchCatalog)
 	watchDone sync.WaitGroup // the watch's goroutine
 }
@@ -49,6 +56,7 @@ const (
 	headerOp        = "Mcp-Op"        // "lookup": a Lookup, not a message
 	headerPrincipal = "Mcp-Principal" // a lookup's answer
 	headerVersion   = "Mcp-Version"   // a lookup's answer
+	headerOwner     = "Mcp-Owner"     // where a moved session is
 )
 
 // opLookup asks the owner what a transport checks about a session.
@@ -58,6 +66,7 @@ const opLookup = "lookup"
 const (
 	statusOK       = "ok"
 	statusNotFound = "not-found"
+	statusMoved    = "moved" // with the owner in Mcp-Owner
 	statusBad      = "bad"
 )
 
@@ -89,15 +98,46 @@ func NewRouter(node *Node, local *router.Local) (*Router, error) {
 		r.Close()
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
+	node.onFenced(r.giveUp)
+	r.stopWatch = make(chan struct{})
+	r.watchDone.Add(1)
+	go r.watchOwners(r.stopWatch)
 	return r, nil
 }
+
+// giveUp closes, for handover, every session of this node: its lease
+// lapsed and others may own them now. The cluster only sends messages: the
+// sessions close themselves.
+func (r *Router) giveUp() {
+	n := 0
+	r.local.Each(func(ref *session.Ref) bool {
+		ref.Send(&messages.CloseSession{Reason: "this node's lease lapsed", Handover: true})
+		n++
+		return true
+	})
+	r.node.log.Warn("gave up every session: the lease lapsed", "sessions", n)
+}
+
+// Drain makes this node take no session over from now on (it is shutting
+// down and hands its own over).
+func (r *Router) Drain() { r.draining.Store(true) }
+
+// HandsOver reports whether a session that ends because this node shuts
+// down should be left for another node to take over (a node with peers)
+// rather than ended.
+func (r *Router) HandsOver() bool { return !r.node.Standalone() }
 
 // Ready reports whether the node can serve (see Node.Ready).
 func (r *Router) Ready() error { return r.node.Ready() }
 
 // Close stops receiving messages for this node, and the catalog watch.
 func (r *Router) Close() {
-	r.closed.Store(true)
+	if r.closed.Swap(true) {
+		return
+	}
+	if r.stopWatch != nil {
+		close(r.stopWatch)
+	}
 	for _, s := range r.subs {
 		_ = s.Unsubscribe()
 	}
@@ -138,111 +178,228 @@ func (r *Router) Lookup(ctx context.Context, id string) (router.Meta, error) {
 	if owner == "" {
 		return router.Meta{}, router.ErrSessionNotFound
 	}
-	if owner == r.node.ID() {
-		return r.local.Lookup(ctx, id)
+	for range maxHops {
+		if owner == r.node.ID() {
+			meta, err := r.local.Lookup(ctx, id)
+			if !errors.Is(err, router.ErrSessionNotFound) || r.ended(id) {
+				return meta, err
+			}
+			if owner, err = r.recover(ctx, id, owner); err != nil {
+				return router.Meta{}, notFound(err)
+			}
+			continue
+		}
+		if v, ok := r.dir.Load(id); ok && v.(*entry).Owner == owner {
+			return router.Meta{Principal: v.(*entry).Principal}, nil
+		}
+		// Asked of the owner once per session and node: a session's
+		// principal never changes.
+		msg := nats.NewMsg(r.node.subj.session(owner))
+		msg.Header.Set(headerSession, id)
+		msg.Header.Set(headerOp, opLookup)
+		reply, err := r.request(ctx, msg)
+		var next string
+		if next, err = r.reroute(ctx, id, owner, err); err != nil {
+			return router.Meta{}, err
+		}
+		if next != "" {
+			owner = next
+			continue
+		}
+		meta := router.Meta{Principal: reply.Header.Get(headerPrincipal), ProtocolVersion: reply.Header.Get(headerVersion)}
+		r.dir.Store(id, &entry{Session: id, Owner: owner, Principal: meta.Principal})
+		return meta, nil
 	}
-	if v, ok := r.dir.Load(id); ok {
-		return router.Meta{Principal: v.(*entry).Principal}, nil
-	}
-	// Asked of the owner once per session and node: a session's principal
-	// never changes.
-	msg := nats.NewMsg(r.node.subj.session(owner))
-	msg.Header.Set(headerSession, id)
-	msg.Header.Set(headerOp, opLookup)
-	reply, err := r.request(ctx, owner, msg)
-	if err != nil {
-		return router.Meta{}, err
-	}
-	meta := router.Meta{Principal: reply.Header.Get(headerPrincipal), ProtocolVersion: reply.Header.Get(headerVersion)}
-	r.dir.Store(id, &entry{Session: id, Owner: owner, Principal: meta.Principal})
-	return meta, nil
+	return router.Meta{}, fmt.Errorf("%w: it moved too often", router.ErrSessionNotFound)
 }
 
-// request sends msg to owner and returns its reply, or ErrSessionNotFound
-// when the owner says so or does not answer.
-func (r *Router) request(ctx context.Context, owner string, msg *nats.Msg) (*nats.Msg, error) {
+// maxHops bounds how often one delivery follows a session that moved.
+const maxHops = 4
+
+// errNoOwner reports that the node a message was sent to does not answer
+// on its subject: it is gone.
+var errNoOwner = errors.New("cluster: the session's node does not answer")
+
+// movedError reports that the session is owned elsewhere now.
+type movedError struct{ owner string }
+
+func (e *movedError) Error() string { return "cluster: the session moved to node " + e.owner }
+
+// request sends msg to the owner and returns its reply; errNoOwner when
+// nobody answers, a *movedError when the owner says the session moved,
+// ErrSessionNotFound when it says there is none.
+func (r *Router) request(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, deliverTimeout)
 		defer cancel()
 	}
+	r.stats.routed.Add(1)
+	start := time.Now()
 	reply, err := r.node.nc.RequestMsgWithContext(ctx, msg)
+	r.stats.hop(time.Since(start))
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) {
-			return nil, fmt.Errorf("%w: its node %s does not answer", router.ErrSessionNotFound, owner)
+			return nil, errNoOwner
 		}
-		return nil, fmt.Errorf("cluster: asking node %s: %w", owner, err)
+		return nil, fmt.Errorf("cluster: routing a message: %w", err)
 	}
 	switch reply.Header.Get(headerStatus) {
 	case statusOK:
 		return reply, nil
 	case statusNotFound:
 		return nil, router.ErrSessionNotFound
+	case statusMoved:
+		return nil, &movedError{owner: reply.Header.Get(headerOwner)}
 	}
-	return nil, fmt.Errorf("cluster: node %s refused the message: %s", owner, reply.Data)
+	return nil, fmt.Errorf("cluster: the node refused the message: %s", reply.Data)
 }
+
+// reroute decides what follows a request to owner that failed with err:
+// ("", nil) when it did not fail, the node to try next, or the error to
+// give up with. A node that does not answer is taken over from when its
+// lease has lapsed.
+func (r *Router) reroute(ctx context.Context, id, owner string, err error) (string, error) {
+	var moved *movedError
+	switch {
+	case err == nil:
+		return "", nil
+	case errors.As(err, &moved) && moved.owner != "":
+		r.dir.Store(id, &entry{Session: id, Owner: moved.owner})
+		return moved.owner, nil
+	case errors.Is(err, errNoOwner):
+		next, rerr := r.recover(ctx, id, owner)
+		if rerr != nil {
+			r.node.log.Warn("a session's node does not answer and the session cannot be taken over", "session", id, "owner", owner, "err", rerr)
+			return "", notFound(rerr)
+		}
+		return next, nil
+	}
+	return "", err
+}
+
+// notFound passes on why a session could not be reached: ErrSessionNotFound
+// when there is no such session (404), anything else — a live owner that
+// does not answer, storage that is electing a leader after a node loss —
+// as a failure the client may try again (503).
+func notFound(err error) error { return err }
 
 // Deliver implements router.Router.
 func (r *Router) Deliver(ctx context.Context, id string, m messages.ActorMessage) error {
 	owner := r.ownerOf(id)
-	switch owner {
-	case "":
+	if owner == "" {
 		return router.ErrSessionNotFound
-	case r.node.ID():
-		return r.local.Deliver(ctx, id, m)
 	}
-	data, err := messages.EncodeActorMessage(m)
-	if err != nil {
-		return fmt.Errorf("cluster: %w", err)
+	var data []byte
+	for range maxHops {
+		if owner == r.node.ID() {
+			err := r.local.Deliver(ctx, id, m)
+			if !errors.Is(err, router.ErrSessionNotFound) || r.ended(id) {
+				return err
+			}
+			// Not here: this node restarted, or the session moved.
+			if owner, err = r.recover(ctx, id, owner); err != nil {
+				return notFound(err)
+			}
+			continue
+		}
+		if data == nil {
+			var err error
+			if data, err = messages.EncodeActorMessage(m); err != nil {
+				return fmt.Errorf("cluster: %w", err)
+			}
+		}
+		msg := nats.NewMsg(r.node.subj.session(owner))
+		msg.Header.Set(headerSession, id)
+		msg.Data = data
+		_, err := r.request(ctx, msg)
+		next, err := r.reroute(ctx, id, owner, err)
+		if err != nil {
+			return err
+		}
+		if next == "" {
+			r.track(owner, m)
+			return nil
+		}
+		owner = next
 	}
-	msg := nats.NewMsg(r.node.subj.session(owner))
-	msg.Header.Set(headerSession, id)
-	msg.Data = data
-	_, err = r.request(ctx, owner, msg)
-	return err
+	return fmt.Errorf("%w: it moved too often", router.ErrSessionNotFound)
 }
 
 // onSession receives a message for one of this node's sessions, or a
-// lookup of one.
+// lookup of one. A session this node does not hold may have been its own
+// before it restarted (it is restored here) or moved (the sender is told
+// where).
 func (r *Router) onSession(msg *nats.Msg) {
+	r.stats.received.Add(1)
 	reply := nats.NewMsg(msg.Reply)
 	id := msg.Header.Get(headerSession)
-	if msg.Header.Get(headerOp) == opLookup {
-		if meta, err := r.local.Lookup(context.Background(), id); err != nil {
-			reply.Header.Set(headerStatus, statusNotFound)
-		} else {
-			reply.Header.Set(headerStatus, statusOK)
-			reply.Header.Set(headerPrincipal, meta.Principal)
-			reply.Header.Set(headerVersion, meta.ProtocolVersion)
+	ctx, cancel := context.WithTimeout(context.Background(), deliverTimeout)
+	defer cancel()
+	var m messages.ActorMessage
+	lookup := msg.Header.Get(headerOp) == opLookup
+	if !lookup {
+		var err error
+		if m, err = messages.DecodeActorMessage(msg.Data); err != nil {
+			reply.Header.Set(headerStatus, statusBad)
+			reply.Data = []byte(err.Error())
+			_ = msg.RespondMsg(reply)
+			return
 		}
-		_ = msg.RespondMsg(reply)
-		return
 	}
-	m, err := messages.DecodeActorMessage(msg.Data)
-	switch {
-	case err != nil:
-		reply.Header.Set(headerStatus, statusBad)
-		reply.Data = []byte(err.Error())
-	case !r.accepts(id, m) || r.local.Deliver(context.Background(), id, m) != nil:
-		reply.Header.Set(headerStatus, statusNotFound)
-	default:
-		reply.Header.Set(headerStatus, statusOK)
+	for range 2 {
+		var err error
+		var meta router.Meta
+		if lookup {
+			meta, err = r.local.Lookup(ctx, id)
+		} else if err = r.accept(ctx, id, m); err == nil {
+			err = r.local.Deliver(ctx, id, m)
+		}
+		if err == nil {
+			reply.Header.Set(headerStatus, statusOK)
+			if lookup {
+				reply.Header.Set(headerPrincipal, meta.Principal)
+				reply.Header.Set(headerVersion, meta.ProtocolVersion)
+			}
+			break
+		}
+		if r.ended(id) {
+			reply.Header.Set(headerStatus, statusNotFound)
+			break
+		}
+		owner, rerr := r.recover(ctx, id, r.node.ID())
+		switch {
+		case rerr != nil:
+			reply.Header.Set(headerStatus, statusNotFound)
+		case owner != r.node.ID():
+			reply.Header.Set(headerStatus, statusMoved)
+			reply.Header.Set(headerOwner, owner)
+		default:
+			continue // restored here: deliver again
+		}
+		break
 	}
 	if msg.Reply != "" {
 		_ = msg.RespondMsg(reply)
 	}
 }
 
-// accepts checks, for the messages a session does not answer on a stream,
+// accept checks, for the messages a session does not answer on a stream,
 // that the session exists for their sender: a DELETE from another
 // principal must read as an unknown session (404), not succeed.
-func (r *Router) accepts(id string, m messages.ActorMessage) bool {
+func (r *Router) accept(ctx context.Context, id string, m messages.ActorMessage) error {
 	d, ok := m.(*messages.DeleteSession)
 	if !ok {
-		return true
+		return nil
 	}
-	meta, err := r.local.Lookup(context.Background(), id)
-	return err == nil && meta.Principal == d.Principal
+	meta, err := r.local.Lookup(ctx, id)
+	if err != nil {
+		return err
+	}
+	if meta.Principal != d.Principal {
+		return router.ErrSessionNotFound
+	}
+	return nil
 }
 
 // DeliverStream implements router.Router and session.Streams. An event for
@@ -261,6 +418,7 @@ func (r *Router) DeliverStream(ev messages.StreamEvent) bool {
 		r.node.log.Warn("sending a stream event failed", "stream", ev.Stream.String(), "err", err)
 		return false
 	}
+	r.stats.framesOut.Add(1)
 	return true
 }
 
@@ -271,6 +429,7 @@ func (r *Router) onStream(msg *nats.Msg) {
 		r.node.log.Warn("dropping a stream event that cannot be read", "err", err)
 		return
 	}
+	r.stats.framesIn.Add(1)
 	r.streams.Deliver(ev)
 }
 

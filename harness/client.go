@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -16,7 +17,9 @@ import (
 // everything the session sent in order. Its methods are safe for concurrent
 // use.
 type Client struct {
-	rt    router.Router
+	rts   []router.Router // the nodes it may send through (one, but in a cluster)
+	rt    router.Router   // where its standalone stream is
+	sent  atomic.Uint64   // messages sent, for choosing the next node
 	id    string
 	sid   messages.StreamID // the standalone stream's
 	cfg   clientConfig
@@ -40,9 +43,10 @@ type Client struct {
 	InitializeResult *messages.InitializeResult
 }
 
-func newClient(rt router.Router, id string, cfg clientConfig) *Client {
+func newClient(rts []router.Router, home int, id string, cfg clientConfig) *Client {
 	c := &Client{
-		rt:       rt,
+		rts:      rts,
+		rt:       rts[home],
 		id:       id,
 		cfg:      cfg,
 		queue:    newFrameQueue(),
@@ -52,10 +56,30 @@ func newClient(rt router.Router, id string, cfg clientConfig) *Client {
 		ended:    make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.sid = rt.Streams().Register(&streamSink{c: c, standalone: true})
-	c.send(&messages.AttachStream{Principal: cfg.principal, Stream: c.sid})
+	c.sid = c.rt.Streams().Register(&streamSink{c: c, rt: c.rt, standalone: true})
+	if c.rt.Deliver(context.Background(), c.id, &messages.AttachStream{Principal: cfg.principal, Stream: c.sid}) != nil {
+		c.endOnce.Do(func() { close(c.ended) })
+	}
 	go c.pump()
 	return c
+}
+
+// Reattach opens the client's standalone stream again, through the node
+// its picker chooses next, as a client reopens its GET stream when the
+// last one ended (its node was lost, say).
+func (c *Client) Reattach() error {
+	rt := c.via()
+	sid := rt.Streams().Register(&streamSink{c: c, rt: rt, standalone: true})
+	if err := rt.Deliver(context.Background(), c.id, &messages.AttachStream{Principal: c.cfg.principal, Stream: sid}); err != nil {
+		rt.Streams().Unregister(sid)
+		return err
+	}
+	c.mu.Lock()
+	old, oldRT := c.sid, c.rt
+	c.sid, c.rt = sid, rt
+	c.mu.Unlock()
+	oldRT.Streams().Unregister(old)
+	return nil
 }
 
 // ID returns the session ID.
@@ -64,16 +88,33 @@ func (c *Client) ID() string { return c.id }
 // Done is closed once the session has ended.
 func (c *Client) Done() <-chan struct{} { return c.ended }
 
-// send delivers m to the session through the router, as a transport
-// would; a session that has ended takes nothing.
-func (c *Client) send(m messages.ActorMessage) { _ = c.rt.Deliver(context.Background(), c.id, m) }
+// via returns the node the next message goes through: in a cluster, the
+// client's node picker chooses (round robin by default).
+func (c *Client) via() router.Router {
+	if len(c.rts) == 1 {
+		return c.rts[0]
+	}
+	n := c.sent.Add(1) - 1
+	pick := int(n % uint64(len(c.rts)))
+	if c.cfg.pick != nil {
+		pick = c.cfg.pick(n, len(c.rts))
+	}
+	return c.rts[pick]
+}
+
+// send delivers m to the session through a router, as a transport would;
+// a session that has ended takes nothing. A delivery is acknowledged once
+// the session's mailbox has m, so what one client sends arrives in order
+// whichever nodes it goes through.
+func (c *Client) send(m messages.ActorMessage) { _ = c.via().Deliver(context.Background(), c.id, m) }
 
 // request sends a client request whose frames arrive in the transcript
-// with Stream set to stream.
+// with Stream set to stream, on a stream of the node it goes through.
 func (c *Client) request(m *messages.Message, stream string) {
-	sid := c.rt.Streams().Register(&streamSink{c: c, stream: stream})
-	if c.rt.Deliver(context.Background(), c.id, &messages.HandleRequest{Principal: c.cfg.principal, Msg: m, Stream: sid}) != nil {
-		c.rt.Streams().Unregister(sid)
+	rt := c.via()
+	sid := rt.Streams().Register(&streamSink{c: c, rt: rt, stream: stream})
+	if rt.Deliver(context.Background(), c.id, &messages.HandleRequest{Principal: c.cfg.principal, Msg: m, Stream: sid}) != nil {
+		rt.Streams().Unregister(sid)
 	}
 }
 
@@ -267,8 +308,17 @@ func (c *Client) bound(ctx context.Context) (context.Context, context.CancelFunc
 func (c *Client) Close() {
 	c.closeOnce.Do(func() {
 		c.send(&messages.CloseSession{Reason: "harness client closed"})
-		<-c.ended
-		c.rt.Streams().Unregister(c.sid)
+		// The session's end reaches the standalone stream; in a cluster
+		// that stream may have been lost with its node, so the wait is
+		// bounded.
+		select {
+		case <-c.ended:
+		case <-time.After(c.cfg.timeout):
+		}
+		c.mu.Lock()
+		rt, sid := c.rt, c.sid
+		c.mu.Unlock()
+		rt.Streams().Unregister(sid)
 		c.cancel()
 		c.queue.close()
 		<-c.pumpDone // no scripted handler starts after this

@@ -83,10 +83,20 @@ func Dial(ctx context.Context, srv *mcpactors.Server, opts ...Option) (*Client, 
 
 // open opens a session through srv's router and returns a client for it.
 func open(ctx context.Context, srv *mcpactors.Server, cfg clientConfig) (*Client, error) {
-	rt := srv.Router()
-	id, err := rt.Open(ctx, router.OpenOptions{Principal: cfg.principal})
+	return openVia(ctx, []router.Router{srv.Router()}, cfg)
+}
+
+// openVia opens a session through the node cfg picks first among rts.
+func openVia(ctx context.Context, rts []router.Router, cfg clientConfig) (*Client, error) {
+	home := 0
+	if cfg.pick != nil {
+		home = cfg.pick(0, len(rts))
+	}
+	id, err := rts[home].Open(ctx, router.OpenOptions{Principal: cfg.principal})
 	if err != nil {
 		return nil, fmt.Errorf("harness: opening a session: %w", err)
 	}
-	return newClient(rt, id, cfg), nil
+	c := newClient(rts, home, id, cfg)
+	c.sent.Store(1) // the open went through the first pick
+	return c, nil
 }

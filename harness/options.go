@@ -16,6 +16,7 @@ type RequestHandler func(ctx context.Context, req *messages.Message) (any, error
 type Option func(*clientConfig)
 
 type clientConfig struct {
+	pick      func(n uint64, nodes int) int
 	principal string
 	version   string
 	caps      messages.ClientCapabilities
@@ -44,6 +45,14 @@ func WithProtocolVersion(v string) Option { return func(c *clientConfig) { c.ver
 // the With* answer options declared before it.
 func WithCapabilities(caps messages.ClientCapabilities) Option {
 	return func(c *clientConfig) { c.caps = caps }
+}
+
+// WithNodes chooses, in a cluster (NewCluster), the node through which the
+// client sends its nth message (from 0); the session is opened through the
+// node chosen for n = 0, which owns it. By default messages go round
+// robin.
+func WithNodes(pick func(n uint64, nodes int) int) Option {
+	return func(c *clientConfig) { c.pick = pick }
 }
 
 // WithPrincipal opens the session as principal, as an authenticated

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -10,6 +11,7 @@ import (
 // it.
 type streamSink struct {
 	c          *Client
+	rt         router.Router // whose registry holds it
 	stream     string
 	standalone bool
 }
@@ -23,13 +25,13 @@ func (s *streamSink) Receive(ev messages.StreamEvent) bool {
 			s.c.queue.push(frameIn{stream: s.stream, data: ev.Frame.Data})
 		}
 		if ev.Frame.End && !s.standalone {
-			s.c.rt.Streams().Unregister(ev.Stream)
+			s.rt.Streams().Unregister(ev.Stream)
 		}
 	case ev.Signal.Ends():
 		if s.standalone {
 			s.c.endOnce.Do(func() { close(s.c.ended) })
 		} else {
-			s.c.rt.Streams().Unregister(ev.Stream)
+			s.rt.Streams().Unregister(ev.Stream)
 		}
 	}
 	return true

@@ -173,9 +173,14 @@ type DeleteSession struct {
 // drains first: pending server-to-client calls fail at once (the client
 // will not answer them), new requests are refused, and the handlers already
 // running get up to Grace to finish and send their responses.
+//
+// With Handover the session ends only here: its node is shutting down (or
+// it was restored twice), and another node is to take it over from its
+// durable state, so the session is not forgotten by the cluster.
 type CloseSession struct {
-	Reason string
-	Grace  time.Duration
+	Reason   string
+	Grace    time.Duration
+	Handover bool
 }
 
 func (*HandleRequest) actorMessage()      {}

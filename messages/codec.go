@@ -17,7 +17,7 @@ import (
 //	{"type":"detachStream","stream":{…}}
 //	{"type":"notifyClient","data":{…JSON-RPC…},"uri":"test://x"}
 //	{"type":"deleteSession","principal":"p"}
-//	{"type":"closeSession","reason":"…","graceNs":1000000}
+//	{"type":"closeSession","reason":"…","graceNs":1000000,"handover":true}
 //	stream event: {"stream":{…},"signal":0,"frame":{"id":"3-2","data":{…},"end":true}}
 //
 // Empty members are left out. The JSON-RPC message inside is encoded and
@@ -58,6 +58,7 @@ type wireActorMessage struct {
 	URI         string          `json:"uri,omitempty"`
 	Reason      string          `json:"reason,omitempty"`
 	GraceNs     int64           `json:"graceNs,omitempty"`
+	Handover    bool            `json:"handover,omitempty"`
 }
 
 // EncodeActorMessage encodes m for another node. It fails for a message
@@ -87,7 +88,7 @@ func EncodeActorMessage(m ActorMessage) ([]byte, error) {
 	case *DeleteSession:
 		w.Type, w.Principal = typeDeleteSession, m.Principal
 	case *CloseSession:
-		w.Type, w.Reason, w.GraceNs = typeCloseSession, m.Reason, int64(m.Grace)
+		w.Type, w.Reason, w.GraceNs, w.Handover = typeCloseSession, m.Reason, int64(m.Grace), m.Handover
 	default:
 		return nil, fmt.Errorf("%w: unknown message type %T", ErrBadEncoding, m)
 	}
@@ -135,7 +136,7 @@ func DecodeActorMessage(data []byte) (ActorMessage, error) {
 	case typeDeleteSession:
 		return &DeleteSession{Principal: w.Principal}, nil
 	case typeCloseSession:
-		return &CloseSession{Reason: w.Reason, Grace: time.Duration(w.GraceNs)}, nil
+		return &CloseSession{Reason: w.Reason, Grace: time.Duration(w.GraceNs), Handover: w.Handover}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown type %q", ErrBadEncoding, w.Type)
 }

@@ -56,6 +56,16 @@ func TestScenarios(t *testing.T) {
 	harness.RunScenarios(t, "testdata/*.txtar", newServer)
 }
 
+// TestScenariosOnACluster plays the same transcripts against a
+// three-node in-process cluster, each client message going through the
+// next node.
+func TestScenariosOnACluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	harness.NewCluster(t, 3, newServer).RunScenarios(t, "testdata/*.txtar")
+}
+
 // newServer returns a fresh server with the reference set registered.
 func newServer(tb testing.TB) *mcpactors.Server {
 	srv := mcpactors.NewServer(messages.Implementation{Name: "reftools-scenarios", Version: "0.0.0"}, nil)

@@ -77,6 +77,30 @@ func (l *Local) Open(_ context.Context, o OpenOptions) (string, error) {
 	return id, nil
 }
 
+// Restore starts session id here again from st (it was running on a node
+// that was lost), unless it is here already. It counts against the
+// session limit but not against draining: the session exists already.
+func (l *Local) Restore(id string, o OpenOptions) error {
+	if _, ok := l.sessions.Load(id); ok {
+		return nil
+	}
+	if n := l.count.Add(1); l.maxSessions > 0 && n > l.maxSessions {
+		l.count.Add(-1)
+		return ErrTooManySessions
+	}
+	ref, err := l.spawn(id, o)
+	if err != nil {
+		l.count.Add(-1)
+		return err
+	}
+	if _, loaded := l.sessions.LoadOrStore(id, &entry{ref: ref, principal: o.Principal}); loaded {
+		// Another delivery restored it meanwhile: keep that one.
+		l.count.Add(-1)
+		ref.Send(&messages.CloseSession{Reason: "restored twice", Handover: true})
+	}
+	return nil
+}
+
 // Lookup implements Router.
 func (l *Local) Lookup(_ context.Context, id string) (Meta, error) {
 	e := l.entry(id)

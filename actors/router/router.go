@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -56,6 +57,9 @@ type OpenOptions struct {
 	// Resumable makes the session keep an event log so that a client can
 	// resume a stream with Last-Event-ID (Streamable HTTP).
 	Resumable bool
+	// Restore, for a session taken over from a lost node, is the state it
+	// starts in (see Local.Restore); nil for a new session.
+	Restore *session.State
 }
 
 // Meta is what a transport checks about a session.

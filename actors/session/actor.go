@@ -40,8 +40,9 @@ type sessionActor struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	logRank  int                 // lowest level sent; from logging/setLevel
-	subs     map[string]struct{} // subscribed resource URIs
+	logRank  int                   // lowest level sent; from logging/setLevel
+	logLevel messages.LoggingLevel // as the client set it ("" before)
+	subs     map[string]struct{}   // subscribed resource URIs
 	inflight map[messages.ID]*inflight
 	table    *dispatcher.Table
 	streams  streamSet
@@ -80,6 +81,9 @@ func newSessionActor(ref *Ref, cfg *Config, opts SpawnOptions) *sessionActor {
 	a.streams.obs = cfg.Observer
 	a.table = dispatcher.NewTable(a.sendCallFrame)
 	a.table.Hold() // no server-to-client request before the session opens
+	if opts.Restore != nil {
+		a.restore(opts.Restore)
+	}
 	return a
 }
 
@@ -147,8 +151,13 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *getRoots, *storeRoots, *addRootsListener, *removeRootsListener, *rootsListenersDone:
 		a.receiveRoots(m.(internalMessage))
 	case *dataOp:
-		a.data.apply(m, a.lim)
+		if a.data.apply(m, a.lim) {
+			a.persist()
+		}
 	case *messages.CloseSession:
+		if m.Handover {
+			a.ref.handedOver.Store(true)
+		}
 		if m.Grace > 0 && len(a.inflight) > 0 {
 			a.drain(m)
 		} else {
@@ -224,9 +233,9 @@ func (a *sessionActor) drain(m *messages.CloseSession) {
 		return
 	}
 	a.table.Close(ErrSessionClosed)
-	send, reason := a.selfSend, m.Reason
+	send, reason, handover := a.selfSend, m.Reason, m.Handover
 	a.draining = time.AfterFunc(m.Grace, func() {
-		send(&messages.CloseSession{Reason: reason + " (grace period over)"})
+		send(&messages.CloseSession{Reason: reason + " (grace period over)", Handover: handover})
 	})
 }
 

@@ -95,6 +95,10 @@ type Config struct {
 	// Dispatcher processes the sessions' mailboxes (nil: protoactor's
 	// default, a new goroutine per mailbox run).
 	Dispatcher actor.Dispatcher
+	// Persist, when set, is given the session's State after every change
+	// of it, on the actor: it must not block (a cluster writes it without
+	// waiting). States of one session come in order.
+	Persist func(id string, st *State)
 	// OnOpen and OnClose are called on the actor when a session opens
 	// (notifications/initialized) and when it closes. They must not block.
 	OnOpen  func(r *Ref)

@@ -22,7 +22,8 @@ type dataStore struct {
 	bytes int
 }
 
-func (d *dataStore) apply(op *dataOp, lim Limits) {
+// apply runs op and reports whether the store changed.
+func (d *dataStore) apply(op *dataOp, lim Limits) (changed bool) {
 	var r dataReply
 	switch op.op {
 	case dataGet:
@@ -31,11 +32,14 @@ func (d *dataStore) apply(op *dataOp, lim Limits) {
 		if v, ok := d.m[op.key]; ok {
 			d.bytes -= len(op.key) + len(v)
 			delete(d.m, op.key)
+			changed = true
 		}
 	case dataPut:
 		r.err = d.put(op.key, op.value, lim)
+		changed = r.err == nil
 	}
 	op.reply <- r
+	return changed
 }
 
 func (d *dataStore) put(key string, value []byte, lim Limits) error {

@@ -42,6 +42,7 @@ func (a *sessionActor) handleRequest(req *messages.Message, conn messages.Stream
 			fail(err)
 			return
 		}
+		a.persist()
 		reply(frame, OutcomeOK)
 		return
 	case messages.MethodPing:
@@ -67,7 +68,8 @@ func (a *sessionActor) handleRequest(req *messages.Message, conn messages.Stream
 			fail(messages.Errorf(messages.CodeInvalidParams, "invalid params: unknown logging level %q", p.Level))
 			return
 		}
-		a.logRank = p.Level.Rank()
+		a.logRank, a.logLevel = p.Level.Rank(), p.Level
+		a.persist()
 		ok()
 		return
 	case messages.MethodSubscribe, messages.MethodUnsubscribe:
@@ -75,6 +77,7 @@ func (a *sessionActor) handleRequest(req *messages.Message, conn messages.Stream
 			fail(err)
 			return
 		}
+		a.persist()
 		ok()
 		return
 	}

@@ -55,6 +55,7 @@ func (a *sessionActor) open() {
 	}
 	a.state = stateOpen
 	a.table.Release()
+	a.persist()
 	if a.cfg.OnOpen != nil {
 		a.cfg.OnOpen(a.ref)
 	}

@@ -17,16 +17,21 @@ import (
 // messages (transports reach sessions through a router, by ID); it holds
 // no session state.
 type Ref struct {
-	id        string
-	principal string
-	pid       *actor.PID
-	root      *actor.RootContext
-	gone      context.Context // cancelled by the actor when the session ends
-	ended     atomic.Bool     // set with gone: Closed reads it without making gone's channel
-	end       context.CancelFunc
-	client    *dispatcher.Client
-	info      atomic.Pointer[Info] // set once by the actor at initialize
+	id         string
+	principal  string
+	pid        *actor.PID
+	root       *actor.RootContext
+	gone       context.Context // cancelled by the actor when the session ends
+	ended      atomic.Bool     // set with gone: Closed reads it without making gone's channel
+	end        context.CancelFunc
+	client     *dispatcher.Client
+	info       atomic.Pointer[Info] // set once by the actor at initialize
+	handedOver atomic.Bool          // closed with CloseSession.Handover
 }
+
+// HandedOver reports whether the session was closed to be taken over by
+// another node (CloseSession.Handover) rather than ended.
+func (r *Ref) HandedOver() bool { return r.handedOver.Load() }
 
 // Info returns what the session learnt at initialize, or nil before.
 func (r *Ref) Info() *Info { return r.info.Load() }
@@ -65,6 +70,9 @@ type SpawnOptions struct {
 	// Resumable makes the session keep an event log so that a client can
 	// resume a stream with Last-Event-ID (Streamable HTTP).
 	Resumable bool
+	// Restore, when set, starts the session in that state rather than new:
+	// the session was running on a node that was lost (see State).
+	Restore *State
 }
 
 // Spawn starts a session actor with the given ID. The session is new: it

@@ -34,7 +34,7 @@ func (h *HTTPHandler) get(x *exchange) {
 	ctx := x.r.Context()
 	attach := &messages.AttachStream{Principal: x.principal, Stream: sid, LastEventID: x.r.Header.Get(headerLastEventID)}
 	if err := h.router.Deliver(ctx, x.session, attach); err != nil {
-		h.notFound(x)
+		h.routeFailed(x, err)
 		return
 	}
 	batch, ok := q.Wait(ctx)

@@ -138,7 +138,11 @@ func (h *HTTPHandler) session(x *exchange) bool {
 	}
 	x.session = id
 	meta, err := h.router.Lookup(x.r.Context(), id)
-	if err != nil || meta.Principal != x.principal {
+	if err != nil {
+		h.routeFailed(x, err)
+		return false
+	}
+	if meta.Principal != x.principal {
 		h.notFound(x)
 		return false
 	}
@@ -148,6 +152,20 @@ func (h *HTTPHandler) session(x *exchange) bool {
 // notFound answers 404 for the session the exchange names.
 func (h *HTTPHandler) notFound(x *exchange) {
 	h.fail(x, http.StatusNotFound, "session not found")
+}
+
+// routeFailed answers a router's failure to reach the exchange's session:
+// 404 when there is no such session, 503 with Retry-After when it exists
+// but cannot be reached right now (its node is being replaced), so that
+// the client tries again rather than give the session up.
+func (h *HTTPHandler) routeFailed(x *exchange, err error) {
+	if errors.Is(err, router.ErrSessionNotFound) {
+		h.notFound(x)
+		return
+	}
+	h.log.Warn("a session could not be reached", "session", x.session, "err", err)
+	x.w.Header().Set("Retry-After", "1")
+	h.fail(x, http.StatusServiceUnavailable, "service unavailable: the session cannot be reached right now, retry")
 }
 
 // version answers 400 for an MCP-Protocol-Version we do not speak. A
@@ -174,7 +192,7 @@ func (h *HTTPHandler) remove(x *exchange) {
 		return
 	}
 	if err := h.router.Deliver(x.r.Context(), x.session, &messages.DeleteSession{Principal: x.principal}); err != nil {
-		h.notFound(x)
+		h.routeFailed(x, err)
 		return
 	}
 	h.reply(x, http.StatusNoContent, nil)

@@ -90,7 +90,7 @@ func (h *HTTPHandler) body(x *exchange) ([]byte, error) {
 // 202.
 func (h *HTTPHandler) deliver(x *exchange, m messages.ActorMessage) {
 	if err := h.router.Deliver(x.r.Context(), x.session, m); err != nil {
-		h.notFound(x)
+		h.routeFailed(x, err)
 		return
 	}
 	h.reply(x, http.StatusAccepted, nil)
@@ -109,7 +109,7 @@ func (h *HTTPHandler) request(x *exchange, msg *messages.Message) {
 	defer h.router.Streams().Unregister(sid)
 	err := h.router.Deliver(x.r.Context(), x.session, &messages.HandleRequest{Principal: x.principal, Msg: msg, Stream: sid})
 	if err != nil {
-		h.notFound(x)
+		h.routeFailed(x, err)
 		return
 	}
 	h.respond(x, q, sid)
@@ -282,9 +282,11 @@ func (h *HTTPHandler) batch(x *exchange, version string, body []byte) {
 		default:
 			msg = &messages.DeliverResponse{Principal: x.principal, Msg: m}
 		}
-		if msg != nil && h.router.Deliver(ctx, x.session, msg) != nil {
-			h.notFound(x)
-			return
+		if msg != nil {
+			if err := h.router.Deliver(ctx, x.session, msg); err != nil {
+				h.routeFailed(x, err)
+				return
+			}
 		}
 	}
 	if len(streams) == 0 && len(out) == 0 {

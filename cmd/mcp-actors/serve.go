@@ -64,6 +64,17 @@ func (c *serveCmd) Validate() error {
 
 // Run serves until ctx is cancelled (SIGINT/SIGTERM), then drains.
 func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", c.Listen, err)
+	}
+	node, err := c.Cluster.start(ctx, log, ln.Addr())
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer node.Close()  // after the server has shut down: the lease goes last
+	log = node.Logger() // every line names the node
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv, err := newServer(log, c.ReferenceTools, func(o *mcpactors.Options) {
@@ -72,20 +83,9 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 		o.Metrics = reg
 	})
 	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		closeServer(log, srv)
-		return fmt.Errorf("listening on %s: %w", c.Listen, err)
-	}
-	node, err := c.Cluster.start(ctx, log, ln.Addr())
-	if err != nil {
 		_ = ln.Close()
-		closeServer(log, srv)
 		return err
 	}
-	defer node.Close() // after the server has shut down: the lease goes last
 	if err := srv.JoinCluster(node); err != nil {
 		_ = ln.Close()
 		closeServer(log, srv)

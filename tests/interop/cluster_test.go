@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -69,6 +70,13 @@ type roundRobin struct {
 	inner http.RoundTripper
 	hosts []string
 	next  atomic.Uint64
+	down  sync.Map // host → struct{}: skipped
+}
+
+// markDown takes node n out of the rotation.
+func (rr *roundRobin) markDown(n *httpServer) {
+	u, _ := url.Parse(n.url)
+	rr.down.Store(u.Host, struct{}{})
 }
 
 func newRoundRobin(inner http.RoundTripper, nodes []*httpServer) *roundRobin {
@@ -81,7 +89,13 @@ func newRoundRobin(inner http.RoundTripper, nodes []*httpServer) *roundRobin {
 }
 
 func (rr *roundRobin) RoundTrip(req *http.Request) (*http.Response, error) {
-	host := rr.hosts[rr.next.Add(1)%uint64(len(rr.hosts))]
+	var host string
+	for range len(rr.hosts) { // skip the nodes marked down, as a health-checking balancer would
+		host = rr.hosts[rr.next.Add(1)%uint64(len(rr.hosts))]
+		if _, down := rr.down.Load(host); !down {
+			break
+		}
+	}
 	req = req.Clone(req.Context())
 	req.URL.Host, req.Host = host, host
 	return rr.inner.RoundTrip(req)
@@ -107,4 +121,86 @@ func TestClusterReferenceTools(t *testing.T) {
 	for _, tc := range referenceCases {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, start) })
 	}
+}
+
+// TestClusterOwnerLoss kills the node that owns a session in the middle
+// of it: once the node's lease has lapsed, the session goes on on another
+// node, from its durable state (its resource subscription is kept), and
+// the client's GET stream moves with it.
+func TestClusterOwnerLoss(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	nodes := startCluster(t, "--lease-ttl", "1s")
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	rr := newRoundRobin(base, nodes)
+	updated := make(chan string, 16)
+	c := mcp.NewClient(&mcp.Implementation{Name: "owner-loss", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			select {
+			case updated <- req.Params.URI:
+			default:
+			}
+		},
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: nodes[0].url, HTTPClient: &http.Client{Transport: rr}},
+		&mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	require.NoError(t, err)
+	defer cs.Close()
+	require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://watched-resource"}))
+	echo := func() error {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_echo", Arguments: map[string]any{"text": "still here"}})
+		if err != nil {
+			return err
+		}
+		if res.IsError || len(res.Content) == 0 {
+			return fmt.Errorf("bad result %+v", res)
+		}
+		return nil
+	}
+	require.NoError(t, echo())
+
+	ownerID, _, ok := strings.Cut(cs.ID(), ".")
+	require.True(t, ok, "the session ID %q names its node", cs.ID())
+	var owner *httpServer
+	for i, n := range nodes {
+		if fmt.Sprintf("n%d", i+1) == ownerID {
+			owner = n
+		}
+	}
+	require.NotNil(t, owner, "owner %s", ownerID)
+	rr.markDown(owner)
+	owner.kill()
+
+	// Until the lease lapses (1 s) the session's node is only late; then
+	// the next message takes the session over.
+	require.Eventually(t, func() bool {
+		err := echo()
+		if err != nil {
+			t.Logf("echo: %v", err)
+		}
+		return err == nil
+	}, time.Minute, 200*time.Millisecond,
+		"the session never went on after its node died")
+
+	// Its subscription survived: a change reaches the client, on a GET
+	// stream the SDK has reopened (the old one ended with its node).
+	require.Eventually(t, func() bool {
+		if err := echo(); err != nil {
+			return false
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_touch_watched"})
+		if err != nil || res.IsError {
+			return false
+		}
+		select {
+		case uri := <-updated:
+			return uri == "test://watched-resource"
+		case <-time.After(2 * time.Second):
+			return false
+		}
+	}, time.Minute, 100*time.Millisecond, "no resources/updated after the takeover")
 }

@@ -1,0 +1,87 @@
+package session
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// State is what a session must keep to survive the loss of the node that
+// runs it: what it learnt at initialize, whether it is open, what the
+// client set (log level, subscriptions), and its data store. A cluster
+// keeps the last State of every session it owns durable (Config.Persist)
+// and spawns a session from it on another node (SpawnOptions.Restore).
+// Handlers' roots listeners are code and are not kept: a restored session
+// has none.
+type State struct {
+	Principal          string                      `json:"principal,omitempty"`
+	Open               bool                        `json:"open"`
+	ProtocolVersion    string                      `json:"protocolVersion"`
+	ClientInfo         messages.Implementation     `json:"clientInfo"`
+	ClientCapabilities messages.ClientCapabilities `json:"clientCapabilities"`
+	LogLevel           messages.LoggingLevel       `json:"logLevel,omitempty"`
+	Subscriptions      []string                    `json:"subscriptions,omitempty"`
+	Data               map[string][]byte           `json:"data,omitempty"`
+}
+
+// snapshot returns the actor's State. Call it on the actor.
+func (a *sessionActor) snapshot() *State {
+	st := &State{
+		Principal:     a.principal,
+		Open:          a.state == stateOpen,
+		LogLevel:      a.logLevel,
+		Subscriptions: slices.Sorted(maps.Keys(a.subs)),
+		Data:          maps.Clone(a.data.m),
+	}
+	if a.info != nil {
+		st.ProtocolVersion = a.info.ProtocolVersion
+		st.ClientInfo = a.info.ClientInfo
+		st.ClientCapabilities = a.info.ClientCapabilities
+	}
+	return st
+}
+
+// persist hands the session's State to Config.Persist, if set, after a
+// change (initialize, notifications/initialized, logging/setLevel,
+// resources/(un)subscribe, the data store). Call it on the actor.
+func (a *sessionActor) persist() {
+	if a.cfg.Persist != nil && a.state != stateClosed {
+		a.cfg.Persist(a.ref.id, a.snapshot())
+	}
+}
+
+// restore puts the actor in st's state: initialized (and open when st
+// says so), with the client's level, subscriptions and data.
+func (a *sessionActor) restore(st *State) {
+	if st.ProtocolVersion == "" {
+		return // the session was not initialized yet
+	}
+	a.info = &Info{
+		ProtocolVersion:    st.ProtocolVersion,
+		ClientInfo:         st.ClientInfo,
+		ClientCapabilities: st.ClientCapabilities,
+	}
+	a.ref.info.Store(a.info)
+	a.streams.prime = a.info.ProtocolVersion >= messages.Version20251125
+	a.state = statePending
+	if st.LogLevel != "" && st.LogLevel.Valid() {
+		a.logLevel, a.logRank = st.LogLevel, st.LogLevel.Rank()
+	}
+	for _, uri := range st.Subscriptions {
+		if a.subs == nil {
+			a.subs = make(map[string]struct{}, len(st.Subscriptions))
+		}
+		a.subs[uri] = struct{}{}
+	}
+	for k, v := range st.Data {
+		_ = a.data.put(k, v, a.lim)
+	}
+	if st.Open {
+		a.state = stateOpen
+		a.table.Release()
+		if a.cfg.OnOpen != nil {
+			a.cfg.OnOpen(a.ref) // broadcasts reach it, as any open session
+		}
+	}
+}

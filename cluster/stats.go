@@ -1,0 +1,38 @@
+package cluster
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// stats counts what a node's router does, for metrics (Router.Stats).
+type stats struct {
+	routed    atomic.Int64 // messages and lookups sent to another node
+	received  atomic.Int64 // messages and lookups received from another node
+	framesOut atomic.Int64 // stream events sent to another node
+	framesIn  atomic.Int64 // stream events received from another node
+	takeovers atomic.Int64 // sessions taken over from a lost node
+	hopNanos  atomic.Int64 // time spent waiting for routed messages' acks
+}
+
+func (s *stats) hop(d time.Duration) { s.hopNanos.Add(int64(d)) }
+
+// Stats is a snapshot of a node's routing counters (totals since start).
+type Stats struct {
+	Routed, Received     int64         // messages to and from other nodes
+	FramesOut, FramesIn  int64         // stream events to and from other nodes
+	Takeovers            int64         // sessions taken over from lost nodes
+	HopTime              time.Duration // total wait for routed messages' acks
+	LeaseRenewals        int64         // this node's lease renewals
+	LeaseRenewalFailures int64
+}
+
+// Stats returns the router's counters.
+func (r *Router) Stats() Stats {
+	return Stats{
+		Routed: r.stats.routed.Load(), Received: r.stats.received.Load(),
+		FramesOut: r.stats.framesOut.Load(), FramesIn: r.stats.framesIn.Load(),
+		Takeovers: r.stats.takeovers.Load(), HopTime: time.Duration(r.stats.hopNanos.Load()),
+		LeaseRenewals: r.node.renewals.Load(), LeaseRenewalFailures: r.node.renewFailures.Load(),
+	}
+}

@@ -1,0 +1,50 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// ClusterStats are a cluster node's routing counters, totals since it
+// started.
+type ClusterStats struct {
+	Routed, Received     int64         // messages and lookups to and from other nodes
+	FramesOut, FramesIn  int64         // stream events to and from other nodes
+	Takeovers            int64         // sessions taken over from lost nodes
+	HopTime              time.Duration // total wait for routed messages' acknowledgements
+	LeaseRenewals        int64
+	LeaseRenewalFailures int64
+}
+
+// RegisterCluster registers the metrics of a cluster node with reg, read
+// from stats at every scrape:
+//
+//	mcp_cluster_routed_messages_total{direction="out|in"}
+//	mcp_cluster_remote_frames_total{direction="out|in"}
+//	mcp_cluster_hop_seconds_total          (÷ routed out = mean hop latency)
+//	mcp_cluster_takeovers_total
+//	mcp_cluster_lease_renewals_total{outcome="ok|failed"}
+func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
+	counter := func(name, help string, labels prometheus.Labels, v func(ClusterStats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
+			func() float64 { return v(stats()) })
+	}
+	out, in := prometheus.Labels{"direction": "out"}, prometheus.Labels{"direction": "in"}
+	const routedHelp = "Messages for sessions routed to (out) or from (in) other nodes."
+	const framesHelp = "Stream events sent to (out) or received from (in) other nodes."
+	reg.MustRegister(
+		counter("mcp_cluster_routed_messages_total", routedHelp, out, func(s ClusterStats) float64 { return float64(s.Routed) }),
+		counter("mcp_cluster_routed_messages_total", routedHelp, in, func(s ClusterStats) float64 { return float64(s.Received) }),
+		counter("mcp_cluster_remote_frames_total", framesHelp, out, func(s ClusterStats) float64 { return float64(s.FramesOut) }),
+		counter("mcp_cluster_remote_frames_total", framesHelp, in, func(s ClusterStats) float64 { return float64(s.FramesIn) }),
+		counter("mcp_cluster_hop_seconds_total", "Time spent waiting for other nodes to acknowledge routed messages; divided by the routed messages out, the mean hop latency.",
+			nil, func(s ClusterStats) float64 { return s.HopTime.Seconds() }),
+		counter("mcp_cluster_takeovers_total", "Sessions taken over from nodes whose lease lapsed.", nil,
+			func(s ClusterStats) float64 { return float64(s.Takeovers) }),
+		counter("mcp_cluster_lease_renewals_total", "Renewals of this node's lease, by outcome.", prometheus.Labels{"outcome": "ok"},
+			func(s ClusterStats) float64 { return float64(s.LeaseRenewals) }),
+		counter("mcp_cluster_lease_renewals_total", "Renewals of this node's lease, by outcome.", prometheus.Labels{"outcome": "failed"},
+			func(s ClusterStats) float64 { return float64(s.LeaseRenewalFailures) }),
+	)
+}
