@@ -104,7 +104,12 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 	s.completions.Store(newIndex[CompletionHandler]())
 	s.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(minLevel{Handler: s.log.Handler(), min: slog.LevelWarn})
-	}))
+	}),
+		// A message that reaches a session after it stopped (a timer's,
+		// say) is a dead letter; protoactor counts them in a goroutine that
+		// lives for this interval. Keep it short: the count is not logged
+		// (Info), and a closed server should leave no goroutine behind.
+		actor.WithDeadLetterThrottleInterval(20*time.Millisecond))
 	if s.opts.Metrics != nil {
 		s.metrics = metrics.New(s.opts.Metrics, &metrics.Options{
 			Sessions: s,

@@ -209,7 +209,12 @@ func (a *sessionActor) started(ctx actor.Context) {
 	// Timers post to ctx.Self() through the system's root: Ref's PID is set
 	// by Spawn after the actor has started, so it is not the actor's to read.
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	a.selfSend = func(m any) { root.Send(self, m) }
+	ref := a.ref
+	a.selfSend = func(m any) {
+		if !ref.Closed() { // a timer that fires after the end sends no dead letter
+			root.Send(self, m)
+		}
+	}
 	if a.lim.IdleTimeout > 0 {
 		// One timer, checked when it fires, rather than protoactor's
 		// receive timeout, which stops and resets a timer around every

@@ -1,11 +1,16 @@
 package interop_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +18,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -203,4 +209,74 @@ func TestClusterOwnerLoss(t *testing.T) {
 			return false
 		}
 	}, time.Minute, 100*time.Millisecond, "no resources/updated after the takeover")
+}
+
+// startProxy serves a round-robin reverse proxy over nodes on a loopback
+// port, as a load balancer without sticky sessions, and returns its MCP
+// URL. Event streams pass through as they come.
+func startProxy(t *testing.T, nodes []*httpServer) string {
+	t.Helper()
+	var targets []*url.URL
+	for _, n := range nodes {
+		u, err := url.Parse(n.url)
+		require.NoError(t, err)
+		targets = append(targets, u)
+	}
+	var next atomic.Uint64
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			target := targets[next.Add(1)%uint64(len(targets))]
+			pr.SetURL(target)
+			pr.Out.URL.Path = target.Path
+			pr.Out.Host = pr.In.Host // a loopback host: every node accepts it
+		},
+		FlushInterval: -1,
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	hs := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+// TestClusterTypeScriptClient runs the TypeScript SDK client's checks
+// through a round-robin proxy over three nodes.
+func TestClusterTypeScriptClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	nodeJS(t, "@modelcontextprotocol", "sdk", "package.json")
+	nodes := startCluster(t)
+	runTSClient(t, nodes[0], startProxy(t, nodes))
+}
+
+// TestClusterConformance runs the official conformance suite through a
+// round-robin proxy over three nodes: every request of its sessions lands
+// on the next node.
+func TestClusterConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	node, root := nodeJS(t, "@modelcontextprotocol", "conformance", "dist", "index.js")
+	nodes := startCluster(t)
+	proxied := startProxy(t, nodes)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(root, "conformance", "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
+		"server", "--url", proxied, "--suite", "all", "-o", out)
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stdout
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	summary := stdout.String()
+	if i := strings.Index(summary, "=== SUMMARY ==="); i >= 0 {
+		summary = summary[i:]
+	}
+	total := regexp.MustCompile(`Total: (\d+) passed, (\d+) failed`).FindStringSubmatch(summary)
+	require.NotNil(t, total, "the suite reported no total (%v):\n%s", err, stdout.String())
+	assert.Equal(t, "0", total[2], "failed checks:\n%s", summary)
+	assert.Equal(t, "47", total[1], "passed checks:\n%s", summary)
+	t.Logf("conformance through the round-robin proxy: %s", total[0])
 }

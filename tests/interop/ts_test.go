@@ -43,25 +43,40 @@ type tsCheck struct {
 // serve`; one subtest per check it reports. Without conformance/
 // node_modules it skips, unless CI is set.
 func TestTypeScriptClient(t *testing.T) {
+	srv := startServer(t)
+	runTSClient(t, srv, srv.url)
+}
+
+// nodeJS returns the Node binary of conformance/ and the repository root,
+// after checking that the package the test needs is installed; without it
+// the test skips, unless CI is set.
+func nodeJS(t *testing.T, pkg ...string) (node, root string) {
+	t.Helper()
 	root, err := filepath.Abs(repoRoot)
 	require.NoError(t, err)
-	node := filepath.Join(root, "conformance", "node_modules", ".bin", "node")
-	sdk := filepath.Join(root, "conformance", "node_modules", "@modelcontextprotocol", "sdk", "package.json")
-	for _, path := range []string{node, sdk} {
+	node = filepath.Join(root, "conformance", "node_modules", ".bin", "node")
+	need := filepath.Join(append([]string{root, "conformance", "node_modules"}, pkg...)...)
+	for _, path := range []string{node, need} {
 		if _, err := os.Stat(path); err != nil {
-			msg := "the TypeScript SDK client needs conformance/node_modules (" + err.Error() + "); install it with: cd conformance && npm ci"
+			msg := "the test needs conformance/node_modules (" + err.Error() + "); install it with: cd conformance && npm ci"
 			if os.Getenv("CI") != "" {
 				t.Fatal(msg + " (CI is set, so this fails instead of skipping)")
 			}
 			t.Skip(msg)
 		}
 	}
+	return node, root
+}
 
-	srv := startServer(t)
+// runTSClient runs ts/client.mjs against url, one subtest per check it
+// reports; srv is asked afterwards whether it still serves.
+func runTSClient(t *testing.T, srv *httpServer, url string) {
+	t.Helper()
+	node, root := nodeJS(t, "@modelcontextprotocol", "sdk", "package.json")
 	ctx, cancel := context.WithTimeout(t.Context(), tsTimeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, node, filepath.Join(root, "tests", "interop", "ts", "client.mjs"), srv.url)
+	cmd := exec.CommandContext(ctx, node, filepath.Join(root, "tests", "interop", "ts", "client.mjs"), url)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
 	runErr := cmd.Run()
