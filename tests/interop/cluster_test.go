@@ -116,7 +116,14 @@ func TestClusterReferenceTools(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster")
 	}
-	nodes := startCluster(t)
+	runClusterReferenceCases(t, startCluster(t))
+}
+
+// runClusterReferenceCases runs the reference cases, one subtest each,
+// against nodes: every request of each SDK client session goes to the
+// next node (roundRobin).
+func runClusterReferenceCases(t *testing.T, nodes []*httpServer) {
+	t.Helper()
 	start := func(t *testing.T, opts *mcp.ClientOptions, roots ...*mcp.Root) *peer {
 		t.Helper()
 		p, _ := connectHTTP(t, nodes[0], func(rt http.RoundTripper) http.RoundTripper {
