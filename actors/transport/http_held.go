@@ -42,6 +42,7 @@ type heldStream struct {
 	writing   bool // a goroutine is writing
 	ping      bool // a keep-alive comment is due
 	ending    bool // the stream ends once the queue is written
+	cut       bool // its client fell behind: the body is cut off, not ended
 	done      bool // the connection is closed
 	lastWrite time.Time
 	buf       []byte
@@ -81,7 +82,7 @@ func (s *heldStream) Receive(ev messages.StreamEvent) bool {
 	if len(s.queue) >= s.h.opts.StreamQueue && ev.Signal == messages.SignalFrame {
 		// The client is not keeping up: end the stream; the session keeps
 		// the frames in its event log for the client to resume.
-		s.queue, s.ending = s.queue[:0], true
+		s.queue, s.ending, s.cut = s.queue[:0], true, true
 		s.kick()
 		return false
 	}
@@ -143,7 +144,7 @@ func (s *heldStream) kick() {
 func (s *heldStream) run() {
 	for {
 		s.mu.Lock()
-		batch, ping, ending := s.queue, s.ping, s.ending
+		batch, ping, ending, cut := s.queue, s.ping, s.ending, s.cut
 		s.queue, s.ping = nil, false
 		if len(batch) == 0 && !ping && !ending {
 			s.writing = false
@@ -157,6 +158,9 @@ func (s *heldStream) run() {
 		events := appendEvents(nil, s.frames, ping, s.h.retry)
 		last := ending && end != messages.SignalFrame || ending && len(batch) == 0
 		s.buf = s.format(s.buf[:0], events)
+		if (last || end != messages.SignalFrame) && s.chunked && !cut {
+			s.buf = append(s.buf, "0\r\n\r\n"...) // the body's end, then the connection's
+		}
 		var err error
 		if len(s.buf) > 0 {
 			_ = s.conn.SetWriteDeadline(time.Now().Add(s.h.opts.WriteTimeout))
@@ -178,11 +182,13 @@ func (s *heldStream) run() {
 }
 
 // format frames events as the next piece of the body: one chunk over
-// HTTP/1.1, as they are over HTTP/1.0. The body never gets the chunked
-// encoding's end: its head did not say the connection closes after it,
-// so a client that read a clean end would take the connection back into
-// its pool, and find it closed. Cut short, the body tells the client the
-// connection is done.
+// HTTP/1.1, as they are over HTTP/1.0. A stream the server ends (its
+// session closed, a conflict, a node lost) ends its body cleanly, and
+// then the connection: a client must not see an error for a stream it
+// was told is over, and clients expect a server to close an idle
+// keep-alive connection at any time (they retry a request that finds it
+// closed). The stream of a client that fell behind is cut off, so that
+// it knows to resume.
 func (s *heldStream) format(b, events []byte) []byte {
 	if !s.chunked {
 		return append(b, events...)

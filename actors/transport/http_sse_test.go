@@ -2,7 +2,6 @@ package transport_test
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -218,16 +217,11 @@ func (s *sseReader) ended() error {
 }
 
 // endedWithSession reads a standalone GET stream to its end and returns
-// the error that ended it other than a cut: such a stream ends with its
-// session, and once the server has taken it over from net/http (held: see
-// transport's heldStream) its body is cut off rather than ended, so that
-// the client does not reuse the connection.
+// what ended it: nil when the stream ended cleanly with its session, held
+// (see transport's heldStream) or not.
 func (s *sseReader) endedWithSession() error {
 	s.t.Helper()
-	if err := s.ended(); !errors.Is(err, io.ErrUnexpectedEOF) {
-		return err
-	}
-	return nil
+	return s.ended()
 }
 
 // close drops the connection (if still open) and stops the reader.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -241,7 +242,21 @@ func startProxy(t *testing.T, nodes []*httpServer) string {
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	hs := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+	// The request body is read whole first: ReverseProxy streams it to the
+	// node, and net/http's HTTP/1 server discards what is left of it once
+	// the response's head is flushed (no full duplex); the proxy's
+	// transport, still reading the body to its end, would fail and cut
+	// the node's event stream off.
+	buffered := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		proxy.ServeHTTP(w, r)
+	})
+	hs := &http.Server{Handler: buffered, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { _ = hs.Close() })
 	return "http://" + ln.Addr().String() + "/mcp"
