@@ -195,11 +195,13 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	s.local, s.router, s.cluster, s.state = local, rt, rt, rt
 	s.cfg.Streams = rt
 	s.cfg.Persist = rt.Persist
+	s.cfg.Journal = rt.Journal
 	if s.opts.Metrics != nil {
 		metrics.RegisterCluster(s.opts.Metrics, func() metrics.ClusterStats {
 			st := rt.Stats()
 			return metrics.ClusterStats{Routed: st.Routed, Received: st.Received, FramesOut: st.FramesOut, FramesIn: st.FramesIn,
-				Takeovers: st.Takeovers, HopTime: st.HopTime, LeaseRenewals: st.LeaseRenewals, LeaseRenewalFailures: st.LeaseRenewalFailures}
+				Takeovers: st.Takeovers, HopTime: st.HopTime, LeaseRenewals: st.LeaseRenewals, LeaseRenewalFailures: st.LeaseRenewalFailures,
+				EventsLogged: st.EventsLogged, EventsRestored: st.EventsRestored, WriteFailures: st.WriteFailures}
 		})
 	}
 	rt.WatchCatalog(s.applyState)

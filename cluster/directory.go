@@ -21,6 +21,8 @@ type entry struct {
 	Owner     string `json:"owner"`
 	Epoch     uint64 `json:"epoch"`
 	Principal string `json:"principal,omitempty"`
+
+	known bool // Principal is known (read from the directory or the owner)
 }
 
 // record caches e and writes it to the directory without waiting for the
@@ -29,6 +31,7 @@ func (r *Router) record(e *entry) {
 	if r.node.Standalone() {
 		return // nobody will look it up, nor take it over
 	}
+	e.known = true
 	r.dir.Store(e.Session, e)
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -111,6 +114,7 @@ func (r *Router) entry(ctx context.Context, id string) (*entry, error) {
 	if err := json.Unmarshal(kve.Value(), &e); err != nil || e.Session != id {
 		return nil, fmt.Errorf("cluster: directory entry of %s cannot be read", id)
 	}
+	e.known = true
 	r.dir.Store(id, &e)
 	return &e, nil
 }

@@ -43,11 +43,13 @@ type Node struct {
 	up      chan struct{} // closed once the buckets exist
 
 	renewals, renewFailures atomic.Int64
+	asyncFailures           atomic.Int64 // writes not waited for that failed
 
 	mu       sync.Mutex
 	sessions jetstream.KeyValue // session ID → directory entry
 	nodes    jetstream.KeyValue // node ID → lease
 	catalog  jetstream.KeyValue // catalog item → state
+	events   jetstream.Stream   // the sessions' event logs (events.go)
 	ready    bool
 	lastErr  error     // why the node is not ready, for /readyz
 	renewed  time.Time // the lease's last renewal
@@ -79,7 +81,10 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		n.shutdownServer()
 		return nil, err
 	}
-	js, err := jetstream.New(n.nc)
+	js, err := jetstream.New(n.nc, jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) {
+		n.asyncFailures.Add(1)
+		n.log.Debug("a write to JetStream failed", "subject", m.Subject, "err", err)
+	}))
 	if err != nil {
 		n.nc.Close()
 		n.shutdownServer()
@@ -299,8 +304,17 @@ func (n *Node) createBuckets() error {
 	if err != nil {
 		return fmt.Errorf("creating the catalog bucket: %w", err)
 	}
+	events, err := n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: n.subj.bucket("events"), Description: "mcp-actors session event logs (Last-Event-ID resumption on any node)",
+		Subjects: []string{n.subj.events(">")}, Storage: jetstream.FileStorage, Replicas: r,
+		MaxAge: n.opts.EventMaxAge, MaxMsgsPerSubject: int64(n.opts.EventsPerSession), MaxBytes: n.opts.EventBytes,
+		Discard: jetstream.DiscardOld, AllowDirect: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the event log stream: %w", err)
+	}
 	n.mu.Lock()
-	n.sessions, n.nodes, n.catalog = sessions, nodes, catalog
+	n.sessions, n.nodes, n.catalog, n.events = sessions, nodes, catalog, events
 	hooks := n.hooks
 	n.hooks = nil
 	n.mu.Unlock()
@@ -483,6 +497,11 @@ func (n *Node) Close() {
 	n.closing.Do(func() {
 		close(n.stop)
 		n.stopped.Wait()
+		select { // the sessions' last states and events, before they are taken over
+		case <-n.js.PublishAsyncComplete():
+		case <-time.After(time.Second):
+			n.log.Warn("writes to JetStream still unacknowledged at shutdown", "pending", n.js.PublishAsyncPending())
+		}
 		if kv := n.kv(func() jetstream.KeyValue { return n.nodes }); kv != nil && n.nc.IsConnected() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			if err := kv.Delete(ctx, n.opts.NodeID); err != nil {

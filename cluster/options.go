@@ -56,6 +56,16 @@ type Options struct {
 	// renews it every LeaseTTL/4 (default 4 s). Sessions of a node whose
 	// lease lapsed may be taken over.
 	LeaseTTL time.Duration
+
+	// EventMaxAge bounds how long a session's event log (the SSE events a
+	// client may resume with Last-Event-ID on any node) is kept in
+	// JetStream (default 15 min); EventsPerSession bounds how many events
+	// of one session it keeps (default 512, the sessions' own bound);
+	// EventBytes bounds the whole log (default 1 GiB); the oldest go first.
+	EventMaxAge      time.Duration
+	EventsPerSession int
+	EventBytes       int64
+
 	// Logger receives the node's log (every line names the node); nil
 	// means slog.Default().
 	Logger *slog.Logger
@@ -121,6 +131,18 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.LeaseTTL < 100*time.Millisecond {
 		return o, fmt.Errorf("%w: a lease TTL under 100ms cannot be renewed in time", ErrInvalidOptions)
+	}
+	if o.EventMaxAge < 0 || o.EventsPerSession < 0 || o.EventBytes < 0 {
+		return o, fmt.Errorf("%w: the event log's bounds must be positive", ErrInvalidOptions)
+	}
+	if o.EventMaxAge == 0 {
+		o.EventMaxAge = 15 * time.Minute
+	}
+	if o.EventsPerSession == 0 {
+		o.EventsPerSession = 512
+	}
+	if o.EventBytes == 0 {
+		o.EventBytes = 1 << 30
 	}
 	if o.DataDir == "" && len(o.URLs) == 0 {
 		base, err := os.UserCacheDir()

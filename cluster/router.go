@@ -189,7 +189,7 @@ func (r *Router) Lookup(ctx context.Context, id string) (router.Meta, error) {
 			}
 			continue
 		}
-		if v, ok := r.dir.Load(id); ok && v.(*entry).Owner == owner {
+		if v, ok := r.dir.Load(id); ok && v.(*entry).Owner == owner && v.(*entry).known {
 			return router.Meta{Principal: v.(*entry).Principal}, nil
 		}
 		// Asked of the owner once per session and node: a session's
@@ -207,7 +207,7 @@ func (r *Router) Lookup(ctx context.Context, id string) (router.Meta, error) {
 			continue
 		}
 		meta := router.Meta{Principal: reply.Header.Get(headerPrincipal), ProtocolVersion: reply.Header.Get(headerVersion)}
-		r.dir.Store(id, &entry{Session: id, Owner: owner, Principal: meta.Principal})
+		r.dir.Store(id, &entry{Session: id, Owner: owner, Principal: meta.Principal, known: true})
 		return meta, nil
 	}
 	return router.Meta{}, fmt.Errorf("%w: it moved too often", router.ErrSessionNotFound)
@@ -265,7 +265,7 @@ func (r *Router) reroute(ctx context.Context, id, owner string, err error) (stri
 	case err == nil:
 		return "", nil
 	case errors.As(err, &moved) && moved.owner != "":
-		r.dir.Store(id, &entry{Session: id, Owner: moved.owner})
+		r.setOwner(id, moved.owner)
 		return moved.owner, nil
 	case errors.Is(err, errNoOwner):
 		next, rerr := r.recover(ctx, id, owner)
@@ -324,6 +324,17 @@ func (r *Router) Deliver(ctx context.Context, id string, m messages.ActorMessage
 		owner = next
 	}
 	return fmt.Errorf("%w: it moved too often", router.ErrSessionNotFound)
+}
+
+// setOwner records that session id is owned by owner now, keeping what
+// is known of its principal.
+func (r *Router) setOwner(id, owner string) {
+	e := &entry{Session: id, Owner: owner}
+	if v, ok := r.dir.Load(id); ok {
+		old := v.(*entry)
+		e.Principal, e.Epoch, e.known = old.Principal, old.Epoch, old.known
+	}
+	r.dir.Store(id, e)
 }
 
 // onSession receives a message for one of this node's sessions, or a

@@ -13,6 +13,11 @@ type stats struct {
 	framesIn  atomic.Int64 // stream events received from another node
 	takeovers atomic.Int64 // sessions taken over from a lost node
 	hopNanos  atomic.Int64 // time spent waiting for routed messages' acks
+	logged    atomic.Int64 // events appended to the event log
+	restored  atomic.Int64 // events read back from it for sessions taken over
+	// journalFailures counts appends refused at once (the node's async
+	// failures counts those JetStream refused or never acknowledged).
+	journalFailures atomic.Int64
 }
 
 func (s *stats) hop(d time.Duration) { s.hopNanos.Add(int64(d)) }
@@ -25,6 +30,9 @@ type Stats struct {
 	HopTime              time.Duration // total wait for routed messages' acks
 	LeaseRenewals        int64         // this node's lease renewals
 	LeaseRenewalFailures int64
+	EventsLogged         int64 // events appended to the sessions' event logs
+	EventsRestored       int64 // events read back for sessions taken over
+	WriteFailures        int64 // event log and state writes that failed (they are not waited for)
 }
 
 // Stats returns the router's counters.
@@ -34,5 +42,7 @@ func (r *Router) Stats() Stats {
 		FramesOut: r.stats.framesOut.Load(), FramesIn: r.stats.framesIn.Load(),
 		Takeovers: r.stats.takeovers.Load(), HopTime: time.Duration(r.stats.hopNanos.Load()),
 		LeaseRenewals: r.node.renewals.Load(), LeaseRenewalFailures: r.node.renewFailures.Load(),
+		EventsLogged: r.stats.logged.Load(), EventsRestored: r.stats.restored.Load(),
+		WriteFailures: r.stats.journalFailures.Load() + r.node.asyncFailures.Load(),
 	}
 }

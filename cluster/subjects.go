@@ -5,6 +5,7 @@ package cluster
 //
 //	mcpx.<cluster>.node.<node>.session   actor messages for the sessions <node> owns (request-reply)
 //	mcpx.<cluster>.node.<node>.stream    stream events for the streams <node> holds
+//	mcpx.<cluster>.events.<session>      a session's event log (the JetStream stream mcpx_<cluster>_events)
 //	mcpx_<cluster>_sessions, _nodes, _catalog   JetStream buckets
 type subjects struct {
 	cluster string
@@ -23,3 +24,6 @@ func (s subjects) stream(node string) string { return s.prefix + "node." + node 
 
 // bucket names one of the cluster's JetStream buckets.
 func (s subjects) bucket(name string) string { return "mcpx_" + s.cluster + "_" + name }
+
+// events is the subject of session id's event log.
+func (s subjects) events(id string) string { return s.prefix + "events." + id }

@@ -104,6 +104,7 @@ func (r *Router) recover(ctx context.Context, id, suspect string) (string, error
 		}
 		if e.Owner != r.node.ID() {
 			if e.Owner != suspect {
+				e.known = true
 				r.dir.Store(id, &e) // it moved: route there
 				return e.Owner, nil
 			}
@@ -129,6 +130,7 @@ func (r *Router) recover(ctx context.Context, id, suspect string) (string, error
 		if err != nil {
 			return "", err
 		}
+		next.known = true
 		r.dir.Store(id, &next)
 		r.stats.takeovers.Add(1)
 		r.node.log.Info("took a session over", "session", id, "from", e.Owner, "epoch", next.Epoch)
@@ -189,5 +191,12 @@ func (r *Router) restore(ctx context.Context, kv jetstream.KeyValue, e *entry) e
 		}
 	}
 	st.Principal = e.Principal
+	events, err := r.loadEvents(ctx, e.Session)
+	if err != nil {
+		// The session matters more than what it could replay.
+		r.node.log.Warn("the session's event log could not be read whole", "session", e.Session, "err", err)
+	}
+	st.Events = events
+	r.stats.restored.Add(int64(len(events)))
 	return r.local.Restore(e.Session, router.OpenOptions{Principal: e.Principal, Resumable: true, Restore: &st})
 }

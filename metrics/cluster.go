@@ -15,6 +15,9 @@ type ClusterStats struct {
 	HopTime              time.Duration // total wait for routed messages' acknowledgements
 	LeaseRenewals        int64
 	LeaseRenewalFailures int64
+	EventsLogged         int64 // events appended to the sessions' event logs
+	EventsRestored       int64 // events read back for sessions taken over
+	WriteFailures        int64 // event log and state writes that failed
 }
 
 // RegisterCluster registers the metrics of a cluster node with reg, read
@@ -25,6 +28,8 @@ type ClusterStats struct {
 //	mcp_cluster_hop_seconds_total          (÷ routed out = mean hop latency)
 //	mcp_cluster_takeovers_total
 //	mcp_cluster_lease_renewals_total{outcome="ok|failed"}
+//	mcp_cluster_events_logged_total, mcp_cluster_events_restored_total
+//	mcp_cluster_write_failures_total
 func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 	counter := func(name, help string, labels prometheus.Labels, v func(ClusterStats) float64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
@@ -46,5 +51,11 @@ func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 			func(s ClusterStats) float64 { return float64(s.LeaseRenewals) }),
 		counter("mcp_cluster_lease_renewals_total", "Renewals of this node's lease, by outcome.", prometheus.Labels{"outcome": "failed"},
 			func(s ClusterStats) float64 { return float64(s.LeaseRenewalFailures) }),
+		counter("mcp_cluster_events_logged_total", "SSE events appended to the sessions' durable event logs.", nil,
+			func(s ClusterStats) float64 { return float64(s.EventsLogged) }),
+		counter("mcp_cluster_events_restored_total", "Events read back from the event logs of sessions taken over.", nil,
+			func(s ClusterStats) float64 { return float64(s.EventsRestored) }),
+		counter("mcp_cluster_write_failures_total", "Event log and session state writes (not waited for) that failed.", nil,
+			func(s ClusterStats) float64 { return float64(s.WriteFailures) }),
 	)
 }

@@ -79,6 +79,10 @@ func newSessionActor(ref *Ref, cfg *Config, opts SpawnOptions) *sessionActor {
 	}
 	a.streams = newStreamSet(opts.Resumable, a.lim, cfg.Streams)
 	a.streams.obs = cfg.Observer
+	if cfg.Journal != nil && opts.Resumable {
+		journal, id := cfg.Journal, ref.id
+		a.streams.journal = func(e LoggedEvent) { journal(id, e) }
+	}
 	a.table = dispatcher.NewTable(a.sendCallFrame)
 	a.table.Hold() // no server-to-client request before the session opens
 	if opts.Restore != nil {

@@ -99,6 +99,10 @@ type Config struct {
 	// of it, on the actor: it must not block (a cluster writes it without
 	// waiting). States of one session come in order.
 	Persist func(id string, st *State)
+	// Journal, when set, is given every event a resumable session logs
+	// for Last-Event-ID resumption, on the actor, in order: it must not
+	// block (a cluster appends it to a JetStream stream without waiting).
+	Journal func(id string, e LoggedEvent)
 	// OnOpen and OnClose are called on the actor when a session opens
 	// (notifications/initialized) and when it closes. They must not block.
 	OnOpen  func(r *Ref)

@@ -27,7 +27,7 @@ func (a *sessionActor) handleRequest(req *messages.Message, conn messages.Stream
 		if obs != nil {
 			obs.RequestHandled(newReport(req, outcome, time.Since(start)))
 		}
-		a.streams.send(a.streams.open(conn), frame, true)
+		a.streams.send(a.streams.open(conn, req.ID), frame, true)
 	}
 	fail := func(e *messages.Error) { reply(messages.EncodeError(req.ID, e), OutcomeError) }
 	ok := func() {
@@ -94,7 +94,7 @@ func (a *sessionActor) handleRequest(req *messages.Message, conn messages.Stream
 	// a map insert and delete per request; close cancels every in-flight
 	// request itself.
 	ctx, cancel := context.WithCancel(context.Background())
-	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(conn)}
+	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(conn, req.ID)}
 	sess, cfg, log := a.newSession(req), a.cfg, a.log
 	job := func() { serve(ctx, cfg, sess, req, log, start) }
 	if cfg.Go != nil {

@@ -23,6 +23,11 @@ type State struct {
 	LogLevel           messages.LoggingLevel       `json:"logLevel,omitempty"`
 	Subscriptions      []string                    `json:"subscriptions,omitempty"`
 	Data               map[string][]byte           `json:"data,omitempty"`
+
+	// Events is the session's event log as the cluster kept it (see
+	// Config.Journal), for a restored session; it is not part of the
+	// State given to Config.Persist.
+	Events []LoggedEvent `json:"-"`
 }
 
 // snapshot returns the actor's State. Call it on the actor.
@@ -77,6 +82,7 @@ func (a *sessionActor) restore(st *State) {
 	for k, v := range st.Data {
 		_ = a.data.put(k, v, a.lim)
 	}
+	a.streams.restore(st.Events)
 	if st.Open {
 		a.state = stateOpen
 		a.table.Release()

@@ -28,6 +28,7 @@ type stream struct {
 	seq        uint64            // last event sequence number
 	done       bool              // the response has been sent or logged
 	standalone bool
+	request    messages.ID // the client request it answers (zero: the standalone stream)
 }
 
 // eventID names event seq of stream id.
@@ -76,8 +77,9 @@ type streamSet struct {
 	answered []*stream
 
 	maxEvents, maxBytes, standaloneRetain int
-	obs                                   Observer // may be nil
-	out                                   Streams  // where frames go
+	obs                                   Observer            // may be nil
+	out                                   Streams             // where frames go
+	journal                               func(e LoggedEvent) // Config.Journal for this session, or nil
 }
 
 func newStreamSet(resumable bool, lim Limits, out Streams) streamSet {
@@ -95,15 +97,15 @@ func newStreamSet(resumable bool, lim Limits, out Streams) streamSet {
 	return ss
 }
 
-// open makes a stream for a client request carried by conn. A zero conn
+// open makes a stream for client request req carried by conn. A zero conn
 // means the request has no stream of its own (stdio): nil is returned and
 // its frames go on the standalone stream.
-func (ss *streamSet) open(conn messages.StreamID) *stream {
+func (ss *streamSet) open(conn messages.StreamID, req messages.ID) *stream {
 	if conn.IsZero() {
 		return nil
 	}
 	ss.nextID++
-	return &stream{id: strconv.FormatUint(ss.nextID, 10), conn: conn}
+	return &stream{id: strconv.FormatUint(ss.nextID, 10), conn: conn, request: req}
 }
 
 // live reports whether st has a connection.
@@ -137,6 +139,9 @@ func (ss *streamSet) send(st *stream, data []byte, end bool) {
 	ev := ss.append(st, data, end)
 	if end {
 		st.done = true
+	}
+	if ss.journal != nil {
+		ss.journal(LoggedEvent{Stream: st.id, Seq: st.seq, Request: st.request, Data: data, End: end})
 	}
 	if live(st) && ss.deliver(st, messages.Frame{EventID: eventID(st.id, st.seq), Data: data, End: end}) {
 		ev.delivered = true

@@ -60,7 +60,7 @@ func newTestStreamSet(out *recordStreams) streamSet {
 // that first event.
 func answer(ss *streamSet, n int) (*stream, string) {
 	sink := ss.out.(*recordStreams).sink()
-	st := ss.open(sink.id)
+	st := ss.open(sink.id, messages.IntID(1))
 	ss.send(st, []byte(`{"progress":`+strconv.Itoa(n)+`}`), false)
 	ss.send(st, []byte(`{"result":`+strconv.Itoa(n)+`}`), true)
 	return st, sink.frames[1].EventID // after the priming event

@@ -29,6 +29,9 @@ type clusterFlags struct {
 	NATSCA        string        `name:"nats-ca" env:"MCP_ACTORS_NATS_CA" type:"existingfile" help:"PEM file of the CAs of the NATS servers' TLS certificates (--nats-url)."`
 	Replicas      int           `name:"replicas" env:"MCP_ACTORS_REPLICAS" help:"Copies JetStream keeps of the cluster's state (default: 1 alone, 3 in a cluster)."`
 	LeaseTTL      time.Duration `name:"lease-ttl" default:"4s" env:"MCP_ACTORS_LEASE_TTL" help:"How long a node's lease lasts unrenewed; its sessions may be taken over after."`
+	EventMaxAge   time.Duration `name:"event-max-age" default:"15m" env:"MCP_ACTORS_EVENT_MAX_AGE" help:"How long the sessions' event logs (Last-Event-ID resumption on any node) are kept in JetStream."`
+	EventsPerSess int           `name:"events-per-session" default:"512" env:"MCP_ACTORS_EVENTS_PER_SESSION" help:"Events of one session its event log keeps in JetStream; the oldest go first."`
+	EventBytes    int64         `name:"event-bytes" default:"1073741824" env:"MCP_ACTORS_EVENT_BYTES" help:"Bytes the event logs of all sessions keep in JetStream; the oldest go first."`
 }
 
 func (f *clusterFlags) validate() error {
@@ -47,6 +50,15 @@ func (f *clusterFlags) validate() error {
 	if f.LeaseTTL <= 0 {
 		return fmt.Errorf("--lease-ttl must be positive (got %s)", f.LeaseTTL)
 	}
+	if f.EventMaxAge <= 0 {
+		return fmt.Errorf("--event-max-age must be positive (got %s)", f.EventMaxAge)
+	}
+	if f.EventsPerSess <= 0 {
+		return fmt.Errorf("--events-per-session must be positive (got %d)", f.EventsPerSess)
+	}
+	if f.EventBytes <= 0 {
+		return fmt.Errorf("--event-bytes must be positive (got %d)", f.EventBytes)
+	}
 	return nil
 }
 
@@ -58,18 +70,21 @@ func (f *clusterFlags) start(ctx context.Context, log *slog.Logger, listen net.A
 		id = defaultNodeID(listen)
 	}
 	node, err := cluster.Start(ctx, cluster.Options{
-		NodeID:        id,
-		ClusterName:   f.ClusterName,
-		DataDir:       f.DataDir,
-		ClusterListen: f.ClusterListen,
-		Routes:        splitList(f.Routes),
-		Secret:        f.ClusterSecret,
-		URLs:          splitList(f.NATSURL),
-		CredsFile:     f.NATSCreds,
-		CAFile:        f.NATSCA,
-		Replicas:      f.Replicas,
-		LeaseTTL:      f.LeaseTTL,
-		Logger:        log,
+		NodeID:           id,
+		ClusterName:      f.ClusterName,
+		DataDir:          f.DataDir,
+		ClusterListen:    f.ClusterListen,
+		Routes:           splitList(f.Routes),
+		Secret:           f.ClusterSecret,
+		URLs:             splitList(f.NATSURL),
+		CredsFile:        f.NATSCreds,
+		CAFile:           f.NATSCA,
+		Replicas:         f.Replicas,
+		LeaseTTL:         f.LeaseTTL,
+		EventMaxAge:      f.EventMaxAge,
+		EventsPerSession: f.EventsPerSess,
+		EventBytes:       f.EventBytes,
+		Logger:           log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("joining the cluster: %w", err)

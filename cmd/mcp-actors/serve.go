@@ -125,7 +125,7 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	log.Info("serving MCP over Streamable HTTP", "url", scheme+"://"+ln.Addr().String()+c.Path,
 		"version", version, "reference_tools", c.ReferenceTools, "h2c", c.H2C,
-		"node", node.ID(), "cluster", node.ClusterName(), "routes", node.RouteURL())
+		"cluster", node.ClusterName(), "routes", node.RouteURL())
 	if err := srv.Serve(ctx, ln, opts, extra); err != nil {
 		return err
 	}
