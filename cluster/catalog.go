@@ -56,9 +56,15 @@ func (r *Router) WatchCatalog(apply func(key string, value []byte)) {
 			return
 		}
 		r.node.mu.Lock()
+		if r.closed.Load() { // Close has looked for watchStop already
+			r.node.mu.Unlock()
+			cancel()
+			_ = w.Stop()
+			return
+		}
 		r.watchStop = func() { cancel(); _ = w.Stop() }
+		r.watchDone.Add(1) // under the lock: Close waits after it looked
 		r.node.mu.Unlock()
-		r.watchDone.Add(1)
 		go func() {
 			defer r.watchDone.Done()
 			for e := range w.Updates() {

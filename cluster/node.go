@@ -38,6 +38,8 @@ type Node struct {
 	subj subjects
 
 	stop    chan struct{}
+	ctx     context.Context // ends when the node stops: its own requests
+	cancel  context.CancelFunc
 	stopped sync.WaitGroup
 	closing sync.Once
 	up      chan struct{} // closed once the buckets exist
@@ -91,6 +93,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		return nil, fmt.Errorf("cluster: JetStream: %w", err)
 	}
 	n.js = js
+	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.stopped.Add(1)
 	go n.maintain()
 	return n, nil
@@ -280,7 +283,7 @@ func (n *Node) maintain() {
 
 // createBuckets creates (or opens) the cluster's buckets.
 func (n *Node) createBuckets() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 	defer cancel()
 	r := n.opts.Replicas
 	sessions, err := n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
@@ -306,7 +309,7 @@ func (n *Node) createBuckets() error {
 	}
 	events, err := n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: n.subj.bucket("events"), Description: "mcp-actors session event logs (Last-Event-ID resumption on any node)",
-		Subjects: []string{n.subj.events(">")}, Storage: jetstream.FileStorage, Replicas: r,
+		Subjects: []string{n.subj.events(">")}, Storage: n.opts.eventStorage(), Replicas: r,
 		MaxAge: n.opts.EventMaxAge, MaxMsgsPerSubject: int64(n.opts.EventsPerSession), MaxBytes: n.opts.EventBytes,
 		Discard: jetstream.DiscardOld, AllowDirect: true,
 	})
@@ -331,9 +334,15 @@ type lease struct {
 	Started time.Time `json:"started"`
 }
 
+// cutOff reports whether the node's embedded server should have routes to
+// others but has none.
+func (n *Node) cutOff() bool {
+	return n.ns != nil && len(n.opts.Routes) > 0 && n.ns.NumRoutes() == 0
+}
+
 // renew puts the lease once.
 func (n *Node) renew() {
-	ctx, cancel := context.WithTimeout(context.Background(), n.opts.LeaseTTL/2)
+	ctx, cancel := context.WithTimeout(n.ctx, n.opts.LeaseTTL/2)
 	defer cancel()
 	b, _ := json.Marshal(lease{Node: n.opts.NodeID, Started: time.Now()})
 	if _, err := n.nodes.Put(ctx, n.opts.NodeID, b); err != nil {
@@ -376,7 +385,7 @@ func (n *Node) Ready() error {
 	if !n.nc.IsConnected() {
 		return fmt.Errorf("%w: NATS connection %s", ErrNotReady, strings.ToLower(n.nc.Status().String()))
 	}
-	if n.ns != nil && len(n.opts.Routes) > 0 && n.ns.NumRoutes() == 0 {
+	if n.cutOff() {
 		return fmt.Errorf("%w: no route to another node yet", ErrNotReady)
 	}
 	n.mu.Lock()
@@ -496,6 +505,7 @@ func (n *Node) kv(get func() jetstream.KeyValue) jetstream.KeyValue {
 func (n *Node) Close() {
 	n.closing.Do(func() {
 		close(n.stop)
+		n.cancel()
 		n.stopped.Wait()
 		select { // the sessions' last states and events, before they are taken over
 		case <-n.js.PublishAsyncComplete():
@@ -520,6 +530,7 @@ func (n *Node) Close() {
 func (n *Node) Kill() {
 	n.closing.Do(func() {
 		close(n.stop)
+		n.cancel()
 		n.stopped.Wait()
 		n.nc.Close()
 		n.shutdownServer()

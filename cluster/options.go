@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Options configure a node. The zero value is a single node with an
@@ -53,23 +55,38 @@ type Options struct {
 	// the number of servers the routes name).
 	Replicas int
 	// LeaseTTL is how long a node's lease lasts without renewal; a node
-	// renews it every LeaseTTL/4 (default 4 s). Sessions of a node whose
-	// lease lapsed may be taken over.
+	// renews it every LeaseTTL/4 (default DefaultLeaseTTL). Sessions of a
+	// node whose lease lapsed may be taken over, and a node that could not
+	// renew its lease for that long gives its sessions up: keep it well
+	// above the time JetStream takes to elect a new leader for the lease
+	// bucket after a node loss (4 to 9 s).
 	LeaseTTL time.Duration
 
 	// EventMaxAge bounds how long a session's event log (the SSE events a
 	// client may resume with Last-Event-ID on any node) is kept in
 	// JetStream (default 15 min); EventsPerSession bounds how many events
 	// of one session it keeps (default 512, the sessions' own bound);
-	// EventBytes bounds the whole log (default 1 GiB); the oldest go first.
+	// EventBytes bounds the whole log (default 256 MiB); the oldest go
+	// first. EventFiles keeps the log in files rather than in memory:
+	// each event then costs more CPU (about a quarter more per appended
+	// event on three replicas here) but survives the loss of every
+	// replica at once; in memory, each replica keeps it, so it survives
+	// the loss of a node (default: memory).
 	EventMaxAge      time.Duration
 	EventsPerSession int
 	EventBytes       int64
+	EventFiles       bool
 
 	// Logger receives the node's log (every line names the node); nil
 	// means slog.Default().
 	Logger *slog.Logger
 }
+
+// DefaultLeaseTTL is the lease TTL of a node by default: a crashed node's
+// sessions are taken over within it (a node that shuts down hands them
+// over at once), and it outlasts a JetStream leader election (4 to 9 s),
+// during which no node can renew its lease.
+const DefaultLeaseTTL = 15 * time.Second
 
 // ErrInvalidOptions is returned, wrapped with the reason, by Start for
 // options that cannot work.
@@ -127,7 +144,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: the lease TTL must be positive", ErrInvalidOptions)
 	}
 	if o.LeaseTTL == 0 {
-		o.LeaseTTL = 4 * time.Second
+		o.LeaseTTL = DefaultLeaseTTL
 	}
 	if o.LeaseTTL < 100*time.Millisecond {
 		return o, fmt.Errorf("%w: a lease TTL under 100ms cannot be renewed in time", ErrInvalidOptions)
@@ -142,7 +159,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.EventsPerSession = 512
 	}
 	if o.EventBytes == 0 {
-		o.EventBytes = 1 << 30
+		o.EventBytes = 256 << 20
 	}
 	if o.DataDir == "" && len(o.URLs) == 0 {
 		base, err := os.UserCacheDir()
@@ -171,4 +188,12 @@ func (o Options) serverSet() map[string]bool {
 		set[strings.ToLower(o.ClusterListen)] = true
 	}
 	return set
+}
+
+// eventStorage is where the event log is kept.
+func (o Options) eventStorage() jetstream.StorageType {
+	if o.EventFiles {
+		return jetstream.FileStorage
+	}
+	return jetstream.MemoryStorage
 }

@@ -25,6 +25,7 @@ import (
 //
 //	transport ──Deliver(id, m)──▶ owner(id) == this node? ──yes──▶ Local.Deliver
 //	                                   └──no──▶ NATS request node.<owner>.session ──▶ owner's Local.Deliver ──▶ ack
+//	                                            (a client request: published, answered only on failure — async.go)
 //	session ──DeliverStream(ev)──▶ ev.Stream.Node == this node? ──yes──▶ Streams.Deliver
 //	                                   └──no──▶ NATS publish node.<holder>.stream ──▶ holder's Streams.Deliver
 //
@@ -41,6 +42,10 @@ type Router struct {
 	remote sync.Map // messages.StreamID → remoteStream: streams here waiting on other nodes
 	nGone  atomic.Int64
 	stats  stats
+
+	ctx    context.Context    // ends at Close: the work the router starts
+	cancel context.CancelFunc // ends ctx
+	bg     sync.WaitGroup     // redeliveries (async.go)
 
 	closed    atomic.Bool
 	draining  atomic.Bool    // Drain: take nothing over
@@ -59,8 +64,11 @@ const (
 	headerOwner     = "Mcp-Owner"     // where a moved session is
 )
 
-// opLookup asks the owner what a transport checks about a session.
-const opLookup = "lookup"
+// Operations other than a plain delivery (which is acknowledged).
+const (
+	opLookup = "lookup" // what a transport checks about a session
+	opAsync  = "async"  // a request answered only when it cannot be delivered (async.go)
+)
 
 // Delivery outcomes in a reply's Mcp-Status header.
 const (
@@ -82,10 +90,16 @@ func NewRouter(node *Node, local *router.Local) (*Router, error) {
 		return nil, fmt.Errorf("cluster: the stream registry is named %q, not after node %q", local.Streams().Node(), node.ID())
 	}
 	r := &Router{node: node, local: local, streams: local.Streams()}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
 	local.SetSessionIDs(func() string { return node.ID() + "." + router.NewSessionID() })
 	sub, err := node.nc.Subscribe(node.subj.session(node.ID()), r.onSession)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: subscribing to the node's sessions: %w", err)
+	}
+	r.subs = append(r.subs, sub)
+	if sub, err = node.nc.Subscribe(r.asyncPrefix()+"*", r.onAsyncReply); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("cluster: subscribing to the node's replies: %w", err)
 	}
 	r.subs = append(r.subs, sub)
 	sub, err = node.nc.Subscribe(node.subj.stream(node.ID()), r.onStream)
@@ -141,6 +155,10 @@ func (r *Router) Close() {
 	for _, s := range r.subs {
 		_ = s.Unsubscribe()
 	}
+	r.node.mu.Lock() // no redelivery starts from now on (async.go)
+	r.node.mu.Unlock()
+	r.cancel()
+	r.bg.Wait()
 	r.node.mu.Lock()
 	stop := r.watchStop
 	r.node.mu.Unlock()
@@ -303,6 +321,12 @@ func (r *Router) Deliver(ctx context.Context, id string, m messages.ActorMessage
 			}
 			continue
 		}
+		if hr, ok := m.(*messages.HandleRequest); ok && hr.Stream.Node == r.node.ID() {
+			if err := r.sendAsync(owner, id, hr); err != nil {
+				return fmt.Errorf("cluster: %w", err)
+			}
+			return nil
+		}
 		if data == nil {
 			var err error
 			if data, err = messages.EncodeActorMessage(m); err != nil {
@@ -380,8 +404,14 @@ func (r *Router) onSession(msg *nats.Msg) {
 		}
 		owner, rerr := r.recover(ctx, id, r.node.ID())
 		switch {
-		case rerr != nil:
+		case errors.Is(rerr, router.ErrSessionNotFound):
 			reply.Header.Set(headerStatus, statusNotFound)
+		case rerr != nil:
+			// Not "no such session": it may exist but cannot be reached
+			// now (storage electing a leader, a live owner that does not
+			// answer): the sender answers 503 and the client retries.
+			reply.Header.Set(headerStatus, statusBad)
+			reply.Data = []byte(rerr.Error())
 		case owner != r.node.ID():
 			reply.Header.Set(headerStatus, statusMoved)
 			reply.Header.Set(headerOwner, owner)
@@ -390,7 +420,7 @@ func (r *Router) onSession(msg *nats.Msg) {
 		}
 		break
 	}
-	if msg.Reply != "" {
+	if msg.Reply != "" && (msg.Header.Get(headerOp) != opAsync || reply.Header.Get(headerStatus) != statusOK) {
 		_ = msg.RespondMsg(reply)
 	}
 }

@@ -5,6 +5,7 @@ package cluster
 //
 //	mcpx.<cluster>.node.<node>.session   actor messages for the sessions <node> owns (request-reply)
 //	mcpx.<cluster>.node.<node>.stream    stream events for the streams <node> holds
+//	mcpx.<cluster>.node.<node>.async.<n> complaints about requests sent without waiting (async.go)
 //	mcpx.<cluster>.events.<session>      a session's event log (the JetStream stream mcpx_<cluster>_events)
 //	mcpx_<cluster>_sessions, _nodes, _catalog   JetStream buckets
 type subjects struct {

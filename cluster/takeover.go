@@ -64,6 +64,13 @@ func (r *Router) recover(ctx context.Context, id, suspect string) (string, error
 	if r.node.Standalone() {
 		return "", router.ErrSessionNotFound
 	}
+	if _, ok := ctx.Deadline(); !ok {
+		// A request's own context has no deadline: bound the wait for a
+		// lapse and the retries, so that the client gets an answer.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 2*r.node.opts.LeaseTTL+deliverTimeout)
+		defer cancel()
+	}
 	if err := r.node.waitBuckets(ctx); err != nil {
 		return "", err
 	}
@@ -107,6 +114,12 @@ func (r *Router) recover(ctx context.Context, id, suspect string) (string, error
 				e.known = true
 				r.dir.Store(id, &e) // it moved: route there
 				return e.Owner, nil
+			}
+			// A node cut off from the others sees a stale copy of the
+			// leases and cannot write the directory: it takes nothing
+			// over, and says so at once.
+			if r.node.cutOff() {
+				return "", fmt.Errorf("%w: this node has no route to the others", ErrOwnerBusy)
 			}
 			if err := r.awaitLapse(ctx, e.Owner); err != nil {
 				return "", err

@@ -16,8 +16,10 @@ import (
 // remoteStream is a stream held here for a request or a GET whose session
 // another node owns.
 type remoteStream struct {
-	owner string
-	req   messages.ID // the request's ID; zero for a GET stream
+	owner   string
+	req     messages.ID             // the request's ID; zero for a GET stream
+	session string                  // for a request sent without waiting (async.go)
+	msg     *messages.HandleRequest // that request, for its redelivery
 }
 
 // track records that stream sid waits on owner, for m.

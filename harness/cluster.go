@@ -38,7 +38,7 @@ func NewCluster(tb testing.TB, n int, newServer func(testing.TB) *mcpactors.Serv
 	if len(name) > 40 {
 		name = name[:40]
 	}
-	nodes, err := cluster.StartLocal(ctx, n, tb.TempDir(), cluster.Options{ClusterName: sanitize(name), LeaseTTL: 2 * time.Second})
+	nodes, err := cluster.StartLocal(ctx, n, tb.TempDir(), cluster.Options{ClusterName: sanitize(name)})
 	if err != nil {
 		tb.Fatalf("harness: starting a %d-node cluster: %v", n, err)
 	}

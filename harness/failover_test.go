@@ -3,6 +3,7 @@ package harness_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,7 +22,8 @@ func TestClusterOwnerLoss(t *testing.T) {
 	}
 	cl := harness.NewCluster(t, 3, newTestServer)
 	ctx := context.Background()
-	c := cl.Connect(harness.WithNodes(func(n uint64, nodes int) int {
+	// Long enough for a takeover: the dead node's lease lapses first.
+	c := cl.Connect(harness.WithTimeout(time.Minute), harness.WithNodes(func(n uint64, nodes int) int {
 		if n == 0 {
 			return 0 // opened on node 0, which owns it
 		}

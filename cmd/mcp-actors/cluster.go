@@ -28,10 +28,11 @@ type clusterFlags struct {
 	NATSCreds     string        `name:"nats-creds" env:"MCP_ACTORS_NATS_CREDS" type:"existingfile" help:"NATS credentials file (JWT and NKey) for --nats-url."`
 	NATSCA        string        `name:"nats-ca" env:"MCP_ACTORS_NATS_CA" type:"existingfile" help:"PEM file of the CAs of the NATS servers' TLS certificates (--nats-url)."`
 	Replicas      int           `name:"replicas" env:"MCP_ACTORS_REPLICAS" help:"Copies JetStream keeps of the cluster's state (default: 1 alone, 3 in a cluster)."`
-	LeaseTTL      time.Duration `name:"lease-ttl" default:"4s" env:"MCP_ACTORS_LEASE_TTL" help:"How long a node's lease lasts unrenewed; its sessions may be taken over after."`
+	LeaseTTL      time.Duration `name:"lease-ttl" default:"15s" env:"MCP_ACTORS_LEASE_TTL" help:"How long a node's lease lasts unrenewed; its sessions may be taken over after. Keep it above JetStream's leader election time (4-9 s)."`
 	EventMaxAge   time.Duration `name:"event-max-age" default:"15m" env:"MCP_ACTORS_EVENT_MAX_AGE" help:"How long the sessions' event logs (Last-Event-ID resumption on any node) are kept in JetStream."`
 	EventsPerSess int           `name:"events-per-session" default:"512" env:"MCP_ACTORS_EVENTS_PER_SESSION" help:"Events of one session its event log keeps in JetStream; the oldest go first."`
-	EventBytes    int64         `name:"event-bytes" default:"1073741824" env:"MCP_ACTORS_EVENT_BYTES" help:"Bytes the event logs of all sessions keep in JetStream; the oldest go first."`
+	EventBytes    int64         `name:"event-bytes" default:"268435456" env:"MCP_ACTORS_EVENT_BYTES" help:"Bytes the event logs of all sessions keep in JetStream; the oldest go first."`
+	EventFiles    bool          `name:"event-files" env:"MCP_ACTORS_EVENT_FILES" help:"Keep the event logs in JetStream files rather than memory (survives losing every replica at once; costs more per event)."`
 }
 
 func (f *clusterFlags) validate() error {
@@ -84,6 +85,7 @@ func (f *clusterFlags) start(ctx context.Context, log *slog.Logger, listen net.A
 		EventMaxAge:      f.EventMaxAge,
 		EventsPerSession: f.EventsPerSess,
 		EventBytes:       f.EventBytes,
+		EventFiles:       f.EventFiles,
 		Logger:           log,
 	})
 	if err != nil {

@@ -181,7 +181,7 @@ func TestClusterResumeAfterStreamHolderLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster")
 	}
-	nodes := startCluster(t, "--lease-ttl", "2s")
+	nodes := startCluster(t)
 	c := rawInitialize(t, nodes[0])
 	owner := nodeOf(t, nodes, c.session)
 	holder, other := (owner+1)%3, (owner+2)%3
@@ -215,7 +215,7 @@ func TestClusterResumeAfterOwnerLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster")
 	}
-	nodes := startCluster(t, "--lease-ttl", "2s")
+	nodes := startCluster(t)
 	c := rawInitialize(t, nodes[0])
 	owner := nodeOf(t, nodes, c.session)
 	holder, other := (owner+1)%3, (owner+2)%3

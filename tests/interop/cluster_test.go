@@ -145,7 +145,7 @@ func TestClusterOwnerLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster")
 	}
-	nodes := startCluster(t, "--lease-ttl", "1s")
+	nodes := startCluster(t)
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	defer base.CloseIdleConnections()
 	rr := newRoundRobin(base, nodes)
