@@ -33,6 +33,9 @@
 #               PORT+100*k; the load client spreads its HTTP requests over
 #               them round-robin (-urls) and sums their CPU time. Only for a
 #               server whose nodes share sessions (a cluster).
+#   READY_<name>  a path each node answers 200 on once it can serve (e.g.
+#               /readyz: a cluster's JetStream elects a leader first); the
+#               run waits up to 120 s for it after the node listens.
 #   QUICK=1   quick check, well under a minute: 1 round, 3 s runs, echo_s50
 #             ask_s50 idle_2000, no smoke, SERVERS ["mcpgo floor ours"];
 #             explicit knobs win. Its last lines are
@@ -151,7 +154,8 @@ csv() { local IFS=,; echo "$*"; }
 
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# start_server name: starts its nodes and waits up to 10 s for each to listen.
+# start_server name: starts its nodes and waits up to 10 s for each to listen
+# (and for READY_<name>, if set).
 start_server() {
 	local name=$1 port0 n k cmd i
 	port0=$(port_of "$name")
@@ -185,6 +189,19 @@ start_server() {
 		done
 		if ! listening "${SPORTS[$k]}"; then
 			echo "server $name (node $k) did not listen on ${SPORTS[$k]}" >&2
+			stop_server
+			return 1
+		fi
+	done
+	local rvar="READY_$name"
+	[ -n "${!rvar:-}" ] || return 0
+	for k in "${!SPORTS[@]}"; do
+		for i in $(seq 1 1200); do
+			curl -sf -o /dev/null "http://127.0.0.1:${SPORTS[$k]}${!rvar}" && break
+			sleep 0.1
+		done
+		if ! curl -sf -o /dev/null "http://127.0.0.1:${SPORTS[$k]}${!rvar}"; then
+			echo "server $name (node $k) not ready at ${!rvar} after 120 s" >&2
 			stop_server
 			return 1
 		fi

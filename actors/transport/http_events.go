@@ -24,6 +24,7 @@ var (
 	ctSSE       = []string{"text/event-stream"}
 	noCache     = []string{"no-cache"}
 	noBuffering = []string{"no"}
+	connClose   = []string{"close"}
 )
 
 // startSSE answers 200 with an event stream. The head goes out with the

@@ -54,6 +54,13 @@ func (h *HTTPHandler) get(x *exchange) {
 		h.notFound(x)
 		return
 	}
+	if x.r.ProtoMajor == 1 {
+		// The connection of a GET stream is not reused: the stream may be
+		// held (taken over from net/http), and a held stream's end is the
+		// connection's. Said in the head, a client never takes it back
+		// into its pool, to find it closed under its next request.
+		x.w.Header()["Connection"] = connClose
+	}
 	ew := h.startSSE(x)
 	if ew.flush() != nil { // the head goes out at once
 		h.detach(x, sid)

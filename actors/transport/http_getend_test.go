@@ -37,54 +37,39 @@ func rawGET(t *testing.T, c *httpClient, conn net.Conn, extra string) (*http.Res
 	return resp, br
 }
 
-// TestGETStreamEndGivesTheConnectionBack checks how a GET stream that is
-// not held ends when the server ends it (here: the session is deleted).
-// Over HTTP/1.1 the body is chunked, ends cleanly, and the same connection
-// then serves the client's next request; Shutdown closes such a
-// connection.
-func TestGETStreamEndGivesTheConnectionBack(t *testing.T) {
-	t.Cleanup(transport.SetHoldAfter(time.Hour))
-	var conn net.Conn
-	t.Cleanup(func() { // runs after the fixture's shutdown
-		if conn == nil {
-			return
-		}
-		_ = conn.SetReadDeadline(time.Now().Add(watchdog))
-		_, err := conn.Read(make([]byte, 1))
-		assert.ErrorIs(t, err, io.EOF, "Shutdown closes a connection given back by a stream")
-		_ = conn.Close()
-	})
-	f := newHTTPFixture(t, nil)
-	c := f.client(t)
-	c.initialize(messages.LatestVersion, messages.ClientCapabilities{})
+// TestGETStreamEndClosesTheConnection checks how a GET stream ends when
+// the server ends it (here: the session is deleted), whether net/http still
+// serves it or it is held: over HTTP/1.1 its head says the connection
+// closes after it, the chunked body ends cleanly, and the connection is
+// closed — a client never takes it back into its pool.
+func TestGETStreamEndClosesTheConnection(t *testing.T) {
+	for _, hold := range []time.Duration{time.Hour, 0} {
+		t.Run(map[bool]string{true: "served", false: "held"}[hold > 0], func(t *testing.T) {
+			t.Cleanup(transport.SetHoldAfter(hold))
+			c, conn, _ := rawSession(t)
+			require.NoError(t, conn.SetDeadline(time.Now().Add(2*watchdog)))
+			resp, br := rawGET(t, c, conn, "")
+			require.Equal(t, []string{"chunked"}, resp.TransferEncoding)
+			assert.True(t, resp.Close, "the head says the connection closes after the stream")
 
-	var err error
-	conn, err = net.Dial("tcp", f.addr)
-	require.NoError(t, err)
-	require.NoError(t, conn.SetDeadline(time.Now().Add(2*watchdog)))
-	resp, br := rawGET(t, c, conn, "")
-	require.Equal(t, []string{"chunked"}, resp.TransferEncoding)
+			// An event on the stream, then the session's end ends the stream.
+			c.callTool("test_toggle_tool", nil)
+			events := bufio.NewReader(resp.Body)
+			line, err := events.ReadString('\n')
+			for err == nil && !strings.HasPrefix(line, "data: {") {
+				line, err = events.ReadString('\n')
+			}
+			require.NoError(t, err)
+			assert.Contains(t, line, messages.MethodToolsListChanged)
 
-	// An event on the stream, then the session's end ends the stream.
-	c.callTool("test_toggle_tool", nil)
-	events := bufio.NewReader(resp.Body)
-	line, err := events.ReadString('\n')
-	for err == nil && !strings.HasPrefix(line, "data: {") {
-		line, err = events.ReadString('\n')
+			r := c.do(http.MethodDelete, nil, nil)
+			require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
+			_, err = io.Copy(io.Discard, events)
+			require.NoError(t, err, "the stream ends cleanly")
+			_, err = br.ReadByte()
+			assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET), "the connection is closed: %v", err)
+		})
 	}
-	require.NoError(t, err)
-	assert.Contains(t, line, messages.MethodToolsListChanged)
-
-	r := c.do(http.MethodDelete, nil, nil)
-	require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
-	_, err = io.Copy(io.Discard, events)
-	require.NoError(t, err, "the stream ends cleanly")
-
-	// The same connection serves a new session's initialize.
-	id := writeInitialize(t, c, conn)
-	next, m := readAnswer(t, br)
-	assert.Equal(t, id, m.ID)
-	assert.NotEmpty(t, next.Header.Get(transport.HeaderSessionID))
 }
 
 // writeInitialize writes an initialize request for a new session on conn
@@ -146,19 +131,24 @@ func TestHTTP10StreamEndsWithTheConnection(t *testing.T) {
 	assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET), "the connection is closed: %v", err)
 }
 
-// TestGETStreamEndServesWhatFollowed checks that a request the client
-// pipelined behind its GET is served once the server ends the stream (here
-// the session's DELETE ends it, on the session actor's goroutine).
-func TestGETStreamEndServesWhatFollowed(t *testing.T) {
-	t.Cleanup(transport.SetHoldAfter(time.Hour)) // a held stream's connection is not served on
+// TestGETStreamEndLeavesPipelinedRequests checks a request the client
+// pipelined behind its GET: the stream's head said the connection closes
+// after it, so when the server ends the stream (here the session's DELETE
+// ends it, on the session actor's goroutine) the body ends cleanly and the
+// connection closes without serving the request, which the client sends
+// again on a new connection (RFC 9112, 9.6).
+func TestGETStreamEndLeavesPipelinedRequests(t *testing.T) {
+	t.Cleanup(transport.SetHoldAfter(time.Hour))
 	c, conn, _ := rawSession(t)
+	require.NoError(t, conn.SetDeadline(time.Now().Add(2*watchdog)))
 	resp, br := rawGET(t, c, conn, "")
-	id := writeInitialize(t, c, conn)
+	assert.True(t, resp.Close)
+	writeInitialize(t, c, conn)
 
 	r := c.do(http.MethodDelete, nil, nil)
 	require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
 	_, err := io.Copy(io.Discard, resp.Body)
 	require.NoError(t, err, "the stream ends cleanly")
-	_, m := readAnswer(t, br)
-	assert.Equal(t, id, m.ID)
+	_, err = br.ReadByte()
+	assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET), "the connection is closed: %v", err)
 }

@@ -184,11 +184,10 @@ func (s *heldStream) run() {
 // format frames events as the next piece of the body: one chunk over
 // HTTP/1.1, as they are over HTTP/1.0. A stream the server ends (its
 // session closed, a conflict, a node lost) ends its body cleanly, and
-// then the connection: a client must not see an error for a stream it
-// was told is over, and clients expect a server to close an idle
-// keep-alive connection at any time (they retry a request that finds it
-// closed). The stream of a client that fell behind is cut off, so that
-// it knows to resume.
+// then the connection, as its head said (Connection: close, see get): a
+// client must not see an error for a stream it was told is over. The
+// stream of a client that fell behind is cut off, so that it knows to
+// resume.
 func (s *heldStream) format(b, events []byte) []byte {
 	if !s.chunked {
 		return append(b, events...)

@@ -224,6 +224,14 @@ func TestClusterOwnerLoss(t *testing.T) {
 // URL. Event streams pass through as they come.
 func startProxy(t *testing.T, nodes []*httpServer) string {
 	t.Helper()
+	url, _ := startBalancer(t, nodes)
+	return url
+}
+
+// startBalancer is startProxy, and returns as well a function that takes
+// node i out of the rotation, as a health-checking balancer would.
+func startBalancer(t *testing.T, nodes []*httpServer) (string, func(i int)) {
+	t.Helper()
 	var targets []*url.URL
 	for _, n := range nodes {
 		u, err := url.Parse(n.url)
@@ -231,9 +239,16 @@ func startProxy(t *testing.T, nodes []*httpServer) string {
 		targets = append(targets, u)
 	}
 	var next atomic.Uint64
+	var down sync.Map // index → struct{}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			target := targets[next.Add(1)%uint64(len(targets))]
+			var target *url.URL
+			for range targets {
+				i := int(next.Add(1) % uint64(len(targets)))
+				if target = targets[i]; func() bool { _, d := down.Load(i); return !d }() {
+					break
+				}
+			}
 			pr.SetURL(target)
 			pr.Out.URL.Path = target.Path
 			pr.Out.Host = pr.In.Host // a loopback host: every node accepts it
@@ -259,7 +274,7 @@ func startProxy(t *testing.T, nodes []*httpServer) string {
 	hs := &http.Server{Handler: buffered, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { _ = hs.Close() })
-	return "http://" + ln.Addr().String() + "/mcp"
+	return "http://" + ln.Addr().String() + "/mcp", func(i int) { down.Store(i, struct{}{}) }
 }
 
 // TestClusterTypeScriptClient runs the TypeScript SDK client's checks
@@ -271,6 +286,41 @@ func TestClusterTypeScriptClient(t *testing.T) {
 	nodeJS(t, "@modelcontextprotocol", "sdk", "package.json")
 	nodes := startCluster(t)
 	runTSClient(t, nodes[0], startProxy(t, nodes))
+}
+
+// TestClusterTypeScriptFailover runs the TypeScript SDK client's checks
+// through the round-robin proxy over three nodes, and in the middle kills
+// the node that owns its session (the proxy stops sending it requests, as
+// a health-checking balancer would). What the client sees: its next
+// request waits for the lost node's lease to lapse, and is answered by the
+// node that took the session over; an elicitation round trip works; the
+// standalone stream, if the lost node held it, breaks and is reopened.
+func TestClusterTypeScriptFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	nodeJS(t, "@modelcontextprotocol", "sdk", "package.json")
+	nodes := startCluster(t)
+	proxy, markDown := startBalancer(t, nodes)
+	var killed atomic.Int64
+	killed.Store(-1)
+	kill := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, _ := io.ReadAll(r.Body)
+		owner := nodeOf(t, nodes, string(id))
+		markDown(owner)
+		nodes[owner].kill()
+		killed.Store(int64(owner))
+		_, _ = io.WriteString(w, "killed "+nodes[owner].url)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	hs := &http.Server{Handler: kill, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+
+	runTSClientWith(t, func() *httpServer { return nodes[(killed.Load()+1)%3] }, proxy,
+		[]string{"MCP_INTEROP_FAILOVER=http://" + ln.Addr().String() + "/kill"}, "failover")
+	assert.NotEqual(t, int64(-1), killed.Load(), "the client never asked for the kill")
 }
 
 // TestClusterConformance runs the official conformance suite through a

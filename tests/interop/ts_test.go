@@ -72,11 +72,19 @@ func nodeJS(t *testing.T, pkg ...string) (node, root string) {
 // reports; srv is asked afterwards whether it still serves.
 func runTSClient(t *testing.T, srv *httpServer, url string) {
 	t.Helper()
+	runTSClientWith(t, func() *httpServer { return srv }, url, nil)
+}
+
+// runTSClientWith is runTSClient with more of the client's environment,
+// more checks it must report, and the server to ask at the end chosen then.
+func runTSClientWith(t *testing.T, srv func() *httpServer, url string, env []string, more ...string) {
+	t.Helper()
 	node, root := nodeJS(t, "@modelcontextprotocol", "sdk", "package.json")
-	ctx, cancel := context.WithTimeout(t.Context(), tsTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), tsTimeout+time.Duration(len(more))*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, node, filepath.Join(root, "tests", "interop", "ts", "client.mjs"), url)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
 	runErr := cmd.Run()
@@ -119,7 +127,7 @@ func runTSClient(t *testing.T, srv *httpServer, url string) {
 			sessionID = d.SessionID
 		}
 	}
-	for _, name := range tsChecks {
+	for _, name := range append(tsChecks, more...) {
 		assert.True(t, reported[name], "the client reported no check %q", name)
 	}
 	var exitErr *exec.ExitError
@@ -133,6 +141,6 @@ func runTSClient(t *testing.T, srv *httpServer, url string) {
 
 	// The client ended its session with DELETE; the server serves on.
 	if assert.NotEmpty(t, sessionID, "the client reported no session ID") {
-		srv.assertServing(t, sessionID)
+		srv().assertServing(t, sessionID)
 	}
 }
