@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -28,12 +29,6 @@ import (
 //	Deliver(HandleRequest) ──publish, reply=async.<stream>──▶ owner ──(delivered: silence)
 //	    ◀── not-found / moved / no responders ── async.<stream> ──▶ redeliver, or the stream is told
 
-// asyncPrefix is the reply subject prefix of this node's requests sent
-// without waiting.
-func (r *Router) asyncPrefix() string {
-	return r.node.subj.prefix + "node." + r.node.ID() + ".async."
-}
-
 // sendAsync sends request m, whose stream this node holds, to owner.
 func (r *Router) sendAsync(owner, id string, m *messages.HandleRequest) error {
 	data, err := messages.EncodeActorMessage(m)
@@ -43,10 +38,9 @@ func (r *Router) sendAsync(owner, id string, m *messages.HandleRequest) error {
 	msg := nats.NewMsg(r.node.subj.session(owner))
 	msg.Header.Set(headerSession, id)
 	msg.Header.Set(headerOp, opAsync)
-	msg.Reply = r.asyncPrefix() + strconv.FormatUint(m.Stream.N, 10)
+	msg.Reply = r.asyncReply + strconv.FormatUint(m.Stream.N, 10)
 	msg.Data = data
-	// First: a complaint finds it.
-	r.remote.Store(m.Stream, remoteStream{owner: owner, req: m.Msg.ID, session: id, msg: m})
+	r.track(owner, id, m) // first: a complaint finds it
 	r.stats.routed.Add(1)
 	if err := r.node.nc.PublishMsg(msg); err != nil {
 		r.remote.Delete(m.Stream)
@@ -61,20 +55,14 @@ func (r *Router) onAsyncReply(reply *nats.Msg) {
 	if err != nil {
 		return
 	}
-	sid := messages.StreamID{Node: r.node.ID(), N: n}
-	v, ok := r.remote.LoadAndDelete(sid)
-	if !ok || v.(remoteStream).msg == nil {
+	if err = replyErr(reply); err == nil {
+		return // not a complaint
+	}
+	v, ok := r.remote.LoadAndDelete(messages.StreamID{Node: r.node.ID(), N: n})
+	if !ok || v.(remoteStream).req == nil {
 		return // the stream is done, or was taken care of
 	}
 	rs := v.(remoteStream)
-	switch {
-	case reply.Header.Get("Status") == "503": // no responders: the owner is gone
-		err = errNoOwner
-	case reply.Header.Get(headerStatus) == statusMoved:
-		err = &movedError{owner: reply.Header.Get(headerOwner)}
-	default:
-		err = router.ErrSessionNotFound
-	}
 	r.node.log.Debug("a request sent without waiting was not delivered", "session", rs.session, "owner", rs.owner, "err", err)
 	// Off the subscription's goroutine: a takeover waits for a lease.
 	r.node.mu.Lock()
@@ -95,23 +83,16 @@ func (r *Router) onAsyncReply(reply *nats.Msg) {
 func (r *Router) redeliver(rs remoteStream, err error) {
 	ctx, cancel := context.WithTimeout(r.ctx, 2*deliverTimeout+2*r.node.opts.LeaseTTL)
 	defer cancel()
-	var next string
-	if !errors.Is(err, router.ErrSessionNotFound) {
-		next, err = r.reroute(ctx, rs.session, rs.owner, err)
-	}
+	next, err := r.reroute(ctx, rs.session, rs.owner, err)
 	if err == nil && next != "" {
 		r.setOwner(rs.session, next)
-		err = r.Deliver(ctx, rs.session, rs.msg)
+		err = r.Deliver(ctx, rs.session, rs.req)
 	}
 	switch {
 	case err == nil:
 	case errors.Is(err, router.ErrSessionNotFound):
-		r.streams.Deliver(messages.StreamEvent{Stream: rs.msg.Stream, Signal: messages.SignalNotFound})
+		r.streams.Deliver(messages.StreamEvent{Stream: rs.req.Stream, Signal: messages.SignalNotFound})
 	default:
-		r.streams.Deliver(messages.StreamEvent{Stream: rs.msg.Stream, Frame: messages.Frame{
-			Data: messages.EncodeError(rs.msg.Msg.ID, messages.Errorf(messages.CodeInternalError,
-				"the session could not be reached (%v); send the request again", err)),
-			End: true,
-		}})
+		r.endRequest(rs.req, fmt.Sprintf("the session could not be reached (%v); send the request again", err))
 	}
 }

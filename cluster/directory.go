@@ -1,16 +1,12 @@
 package cluster
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/mcp-actors/mcp-actors/actors/router"
 )
 
 // entry is a session's directory entry: who owns it, since which
@@ -37,12 +33,8 @@ func (r *Router) record(e *entry) {
 	if err != nil {
 		return
 	}
-	r.node.onBuckets(func() {
-		subject := "$KV." + r.node.subj.bucket("sessions") + "." + e.Session
-		if _, err := r.node.js.PublishAsync(subject, b); err != nil {
-			r.node.log.Warn("writing the session directory failed", "session", e.Session, "err", err)
-		}
-	})
+	m := &nats.Msg{Subject: r.node.subj.key("sessions", e.Session), Data: b}
+	r.node.writeAsync(m, slog.LevelWarn, "writing the session directory", e.Session)
 }
 
 // Forget drops a session that has ended from the directory, without
@@ -55,16 +47,12 @@ func (r *Router) Forget(id string) {
 	}
 	r.dir.Delete(id)
 	r.markEnded(id)
-	r.node.onBuckets(func() {
-		for _, key := range []string{id, stateKey(id)} {
-			m := nats.NewMsg("$KV." + r.node.subj.bucket("sessions") + "." + key)
-			m.Header.Set("KV-Operation", "PURGE")
-			m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
-			if _, err := r.node.js.PublishMsgAsync(m, jetstream.WithMsgTTL(markerTTL)); err != nil {
-				r.node.log.Warn("removing a session from the directory failed", "session", id, "err", err)
-			}
-		}
-	})
+	for _, key := range []string{id, stateKey(id)} {
+		m := nats.NewMsg(r.node.subj.key("sessions", key))
+		m.Header.Set("KV-Operation", "PURGE")
+		m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+		r.node.writeAsync(m, slog.LevelWarn, "removing a session from the directory", id, jetstream.WithMsgTTL(markerTTL))
+	}
 }
 
 // markEnded remembers, for markerTTL, that session id ended here: its
@@ -92,29 +80,3 @@ func (r *Router) ended(id string) bool {
 // markerTTL is how long the directory keeps the marker of a session that
 // ended.
 const markerTTL = time.Minute
-
-// entry returns session id's directory entry, from the cache or the
-// directory (once per session and node).
-func (r *Router) entry(ctx context.Context, id string) (*entry, error) {
-	if v, ok := r.dir.Load(id); ok {
-		return v.(*entry), nil
-	}
-	if err := r.node.waitBuckets(ctx); err != nil {
-		return nil, err
-	}
-	kv := r.node.kv(func() jetstream.KeyValue { return r.node.sessions })
-	kve, err := kv.Get(ctx, id)
-	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
-		return nil, router.ErrSessionNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cluster: reading the session directory: %w", err)
-	}
-	var e entry
-	if err := json.Unmarshal(kve.Value(), &e); err != nil || e.Session != id {
-		return nil, fmt.Errorf("cluster: directory entry of %s cannot be read", id)
-	}
-	e.known = true
-	r.dir.Store(id, &e)
-	return &e, nil
-}

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mcp-actors/mcp-actors/actors/session"
@@ -37,21 +39,10 @@ func (r *Router) Journal(id string, e session.LoggedEvent) {
 	if r.node.Standalone() {
 		return
 	}
-	b := encodeEvent(make([]byte, 0, len(e.Stream)+len(e.Data)+32), e)
-	subject := r.node.subj.events(id)
+	m := &nats.Msg{Subject: r.node.subj.events(id), Data: encodeEvent(make([]byte, 0, len(e.Stream)+len(e.Data)+32), e)}
 	r.stats.logged.Add(1)
-	publish := func() {
-		if _, err := r.node.js.PublishAsync(subject, b); err != nil {
-			r.stats.journalFailures.Add(1)
-			r.node.log.Debug("appending to a session's event log failed", "session", id, "err", err)
-		}
-	}
-	select {
-	case <-r.node.up:
-		publish()
-	default:
-		r.node.onBuckets(publish)
-	}
+	// At debug level: under overload every event would say it.
+	r.node.writeAsync(m, slog.LevelDebug, "appending to a session's event log", id)
 }
 
 // encodeEvent appends e, as stored, to b.

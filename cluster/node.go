@@ -427,6 +427,20 @@ func (n *Node) onFenced(fn func()) {
 	n.mu.Unlock()
 }
 
+// writeAsync publishes m to JetStream without waiting for its
+// acknowledgement, once the buckets exist: the directory, the sessions'
+// states, their event logs. A write refused at once is logged at level
+// (what, for session) and counted with those that fail later (the
+// handler given to jetstream.New).
+func (n *Node) writeAsync(m *nats.Msg, level slog.Level, what, session string, opts ...jetstream.PublishOpt) {
+	n.onBuckets(func() {
+		if _, err := n.js.PublishMsgAsync(m, opts...); err != nil {
+			n.asyncFailures.Add(1)
+			n.log.Log(context.Background(), level, what+" failed", "session", session, "err", err)
+		}
+	})
+}
+
 // onBuckets runs fn once the buckets exist (at once if they do).
 func (n *Node) onBuckets(fn func()) {
 	n.mu.Lock()

@@ -43,9 +43,10 @@ type Router struct {
 	nGone  atomic.Int64
 	stats  stats
 
-	ctx    context.Context    // ends at Close: the work the router starts
-	cancel context.CancelFunc // ends ctx
-	bg     sync.WaitGroup     // redeliveries (async.go)
+	asyncReply string             // prefix of the reply subjects of requests sent without waiting (async.go)
+	ctx        context.Context    // ends at Close: the work the router starts
+	cancel     context.CancelFunc // ends ctx
+	bg         sync.WaitGroup     // redeliveries (async.go)
 
 	closed    atomic.Bool
 	draining  atomic.Bool    // Drain: take nothing over
@@ -89,7 +90,7 @@ func NewRouter(node *Node, local *router.Local) (*Router, error) {
 	if local.Streams().Node() != node.ID() {
 		return nil, fmt.Errorf("cluster: the stream registry is named %q, not after node %q", local.Streams().Node(), node.ID())
 	}
-	r := &Router{node: node, local: local, streams: local.Streams()}
+	r := &Router{node: node, local: local, streams: local.Streams(), asyncReply: node.subj.async(node.ID())}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	local.SetSessionIDs(func() string { return node.ID() + "." + router.NewSessionID() })
 	sub, err := node.nc.Subscribe(node.subj.session(node.ID()), r.onSession)
@@ -97,7 +98,7 @@ func NewRouter(node *Node, local *router.Local) (*Router, error) {
 		return nil, fmt.Errorf("cluster: subscribing to the node's sessions: %w", err)
 	}
 	r.subs = append(r.subs, sub)
-	if sub, err = node.nc.Subscribe(r.asyncPrefix()+"*", r.onAsyncReply); err != nil {
+	if sub, err = node.nc.Subscribe(r.asyncReply+"*", r.onAsyncReply); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("cluster: subscribing to the node's replies: %w", err)
 	}
@@ -203,7 +204,7 @@ func (r *Router) Lookup(ctx context.Context, id string) (router.Meta, error) {
 				return meta, err
 			}
 			if owner, err = r.recover(ctx, id, owner); err != nil {
-				return router.Meta{}, notFound(err)
+				return router.Meta{}, err
 			}
 			continue
 		}
@@ -262,21 +263,38 @@ func (r *Router) request(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) 
 		}
 		return nil, fmt.Errorf("cluster: routing a message: %w", err)
 	}
+	if err := replyErr(reply); err != nil {
+		return nil, err
+	}
+	return reply, nil
+}
+
+// replyErr reads the outcome of a delivery from the owner's reply: nil,
+// ErrSessionNotFound, a *movedError, or the owner's refusal. A reply
+// NATS gave for a subject nobody listens on (status 503: no responders,
+// to a request sent without waiting, async.go) is errNoOwner.
+func replyErr(reply *nats.Msg) error {
 	switch reply.Header.Get(headerStatus) {
 	case statusOK:
-		return reply, nil
+		return nil
 	case statusNotFound:
-		return nil, router.ErrSessionNotFound
+		return router.ErrSessionNotFound
 	case statusMoved:
-		return nil, &movedError{owner: reply.Header.Get(headerOwner)}
+		return &movedError{owner: reply.Header.Get(headerOwner)}
 	}
-	return nil, fmt.Errorf("cluster: the node refused the message: %s", reply.Data)
+	if reply.Header.Get("Status") == "503" {
+		return errNoOwner
+	}
+	return fmt.Errorf("cluster: the node refused the message: %s", reply.Data)
 }
 
 // reroute decides what follows a request to owner that failed with err:
 // ("", nil) when it did not fail, the node to try next, or the error to
 // give up with. A node that does not answer is taken over from when its
-// lease has lapsed.
+// lease has lapsed. The error given up with is ErrSessionNotFound only when
+// there is no such session (404); anything else — a live owner that does
+// not answer, storage electing a leader — is a failure the client may try
+// again (503).
 func (r *Router) reroute(ctx context.Context, id, owner string, err error) (string, error) {
 	var moved *movedError
 	switch {
@@ -289,18 +307,12 @@ func (r *Router) reroute(ctx context.Context, id, owner string, err error) (stri
 		next, rerr := r.recover(ctx, id, owner)
 		if rerr != nil {
 			r.node.log.Warn("a session's node does not answer and the session cannot be taken over", "session", id, "owner", owner, "err", rerr)
-			return "", notFound(rerr)
+			return "", rerr
 		}
 		return next, nil
 	}
 	return "", err
 }
-
-// notFound passes on why a session could not be reached: ErrSessionNotFound
-// when there is no such session (404), anything else — a live owner that
-// does not answer, storage that is electing a leader after a node loss —
-// as a failure the client may try again (503).
-func notFound(err error) error { return err }
 
 // Deliver implements router.Router.
 func (r *Router) Deliver(ctx context.Context, id string, m messages.ActorMessage) error {
@@ -317,7 +329,7 @@ func (r *Router) Deliver(ctx context.Context, id string, m messages.ActorMessage
 			}
 			// Not here: this node restarted, or the session moved.
 			if owner, err = r.recover(ctx, id, owner); err != nil {
-				return notFound(err)
+				return err
 			}
 			continue
 		}
@@ -342,7 +354,7 @@ func (r *Router) Deliver(ctx context.Context, id string, m messages.ActorMessage
 			return err
 		}
 		if next == "" {
-			r.track(owner, m)
+			r.track(owner, id, m)
 			return nil
 		}
 		owner = next

@@ -15,9 +15,6 @@ type stats struct {
 	hopNanos  atomic.Int64 // time spent waiting for routed messages' acks
 	logged    atomic.Int64 // events appended to the event log
 	restored  atomic.Int64 // events read back from it for sessions taken over
-	// journalFailures counts appends refused at once (the node's async
-	// failures counts those JetStream refused or never acknowledged).
-	journalFailures atomic.Int64
 }
 
 func (s *stats) hop(d time.Duration) { s.hopNanos.Add(int64(d)) }
@@ -43,6 +40,6 @@ func (r *Router) Stats() Stats {
 		Takeovers: r.stats.takeovers.Load(), HopTime: time.Duration(r.stats.hopNanos.Load()),
 		LeaseRenewals: r.node.renewals.Load(), LeaseRenewalFailures: r.node.renewFailures.Load(),
 		EventsLogged: r.stats.logged.Load(), EventsRestored: r.stats.restored.Load(),
-		WriteFailures: r.stats.journalFailures.Load() + r.node.asyncFailures.Load(),
+		WriteFailures: r.node.asyncFailures.Load(),
 	}
 }

@@ -20,6 +20,10 @@ func newSubjects(cluster string) subjects {
 // session is the subject of actor messages for node's sessions.
 func (s subjects) session(node string) string { return s.prefix + "node." + node + ".session" }
 
+// async is the prefix of the reply subjects of the requests node sends
+// without waiting (a stream number follows).
+func (s subjects) async(node string) string { return s.prefix + "node." + node + ".async." }
+
 // stream is the subject of stream events for node's streams.
 func (s subjects) stream(node string) string { return s.prefix + "node." + node + ".stream" }
 
@@ -28,3 +32,7 @@ func (s subjects) bucket(name string) string { return "mcpx_" + s.cluster + "_" 
 
 // events is the subject of session id's event log.
 func (s subjects) events(id string) string { return s.prefix + "events." + id }
+
+// key is the subject a write of key in one of the cluster's KV buckets is
+// published to.
+func (s subjects) key(bucket, key string) string { return "$KV." + s.bucket(bucket) + "." + key }

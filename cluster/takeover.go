@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -47,12 +48,8 @@ func (r *Router) Persist(id string, st *session.State) {
 		r.node.log.Error("encoding a session's state failed", "session", id, "err", err)
 		return
 	}
-	r.node.onBuckets(func() {
-		subject := "$KV." + r.node.subj.bucket("sessions") + "." + stateKey(id)
-		if _, err := r.node.js.PublishAsync(subject, b); err != nil {
-			r.node.log.Warn("writing a session's state failed", "session", id, "err", err)
-		}
-	})
+	m := &nats.Msg{Subject: r.node.subj.key("sessions", stateKey(id)), Data: b}
+	r.node.writeAsync(m, slog.LevelWarn, "writing a session's state", id)
 }
 
 // recover finds who owns session id now that the node thought to own it

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -17,18 +18,17 @@ import (
 // another node owns.
 type remoteStream struct {
 	owner   string
-	req     messages.ID             // the request's ID; zero for a GET stream
-	session string                  // for a request sent without waiting (async.go)
-	msg     *messages.HandleRequest // that request, for its redelivery
+	session string
+	req     *messages.HandleRequest // the request; nil for a GET stream
 }
 
-// track records that stream sid waits on owner, for m.
-func (r *Router) track(owner string, m messages.ActorMessage) {
+// track records that the stream of m, for session id, waits on owner.
+func (r *Router) track(owner, id string, m messages.ActorMessage) {
 	switch m := m.(type) {
 	case *messages.HandleRequest:
-		r.remote.Store(m.Stream, remoteStream{owner: owner, req: m.Msg.ID})
+		r.remote.Store(m.Stream, remoteStream{owner: owner, session: id, req: m})
 	case *messages.AttachStream:
-		r.remote.Store(m.Stream, remoteStream{owner: owner})
+		r.remote.Store(m.Stream, remoteStream{owner: owner, session: id})
 	}
 }
 
@@ -76,12 +76,8 @@ func (r *Router) ownerLost(owner string) {
 			return true
 		}
 		r.remote.Delete(sid)
-		if !rs.req.IsZero() {
-			r.streams.Deliver(messages.StreamEvent{Stream: sid, Frame: messages.Frame{
-				Data: messages.EncodeError(rs.req, messages.Errorf(messages.CodeInternalError,
-					"the node running this request (%s) was lost before it answered; send the request again", owner)),
-				End: true,
-			}})
+		if rs.req != nil {
+			r.endRequest(rs.req, fmt.Sprintf("the node running this request (%s) was lost before it answered; send the request again", owner))
 		} else {
 			r.streams.Deliver(messages.StreamEvent{Stream: sid, Signal: messages.SignalClosed})
 		}
@@ -91,4 +87,13 @@ func (r *Router) ownerLost(owner string) {
 	if n > 0 {
 		r.node.log.Warn("a node was lost: its sessions' streams held here were ended", "lost", owner, "streams", n)
 	}
+}
+
+// endRequest ends the stream of request hr, held here, with a JSON-RPC
+// error (-32603) saying why it was not answered.
+func (r *Router) endRequest(hr *messages.HandleRequest, why string) {
+	r.streams.Deliver(messages.StreamEvent{Stream: hr.Stream, Frame: messages.Frame{
+		Data: messages.EncodeError(hr.Msg.ID, messages.Errorf(messages.CodeInternalError, "%s", why)),
+		End:  true,
+	}})
 }

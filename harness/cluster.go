@@ -105,22 +105,16 @@ func (c *Cluster) Connect(opts ...Option) *Client {
 // nodes; with -update it rewrites them.
 func (c *Cluster) RunScenarios(t *testing.T, pattern string) {
 	t.Helper()
-	files, err := filepath.Glob(pattern)
-	if err != nil || len(files) == 0 {
-		t.Fatalf("harness: no scenario files match %q (%v)", pattern, err)
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), func(t *testing.T) {
-			cl, err := openVia(context.Background(), c.routers(), newConfig(nil))
-			if err != nil {
-				t.Fatalf("harness: %v", err)
-			}
-			defer cl.Close()
-			if err := runScenario(t, cl, f, *update); err != nil {
-				t.Fatalf("harness: %v", err)
-			}
-		})
-	}
+	eachScenario(t, pattern, func(t *testing.T, file string) {
+		cl, err := openVia(context.Background(), c.routers(), newConfig(nil))
+		if err != nil {
+			t.Fatalf("harness: %v", err)
+		}
+		defer cl.Close()
+		if err := runScenario(t, cl, file, *update); err != nil {
+			t.Fatalf("harness: %v", err)
+		}
+	})
 }
 
 // sanitize keeps the characters a cluster name may have.

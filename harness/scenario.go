@@ -53,14 +53,19 @@ var update = flag.Bool("update", false, "harness: rewrite golden scenario transc
 // rewrites them.
 func RunScenarios(t *testing.T, pattern string, newServer func(testing.TB) *mcpactors.Server) {
 	t.Helper()
+	eachScenario(t, pattern, func(t *testing.T, file string) { RunScenario(t, file, newServer(t)) })
+}
+
+// eachScenario runs play on every file matching pattern, as a subtest
+// named after the file.
+func eachScenario(t *testing.T, pattern string, play func(t *testing.T, file string)) {
+	t.Helper()
 	files, err := filepath.Glob(pattern)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("harness: no scenario files match %q (%v)", pattern, err)
 	}
 	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), func(t *testing.T) {
-			RunScenario(t, f, newServer(t))
-		})
+		t.Run(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), func(t *testing.T) { play(t, f) })
 	}
 }
 

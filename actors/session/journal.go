@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 
@@ -39,8 +40,11 @@ func (ss *streamSet) restore(events []LoggedEvent) {
 	if !ss.resumable || len(events) == 0 {
 		return
 	}
-	var maxID uint64
-	var requests []*stream
+	type numbered struct {
+		n  uint64
+		st *stream
+	}
+	var requests []numbered // in the order their streams were opened, once sorted
 	for i := range events {
 		e := &events[i]
 		st := ss.byID[e.Stream]
@@ -49,10 +53,9 @@ func (ss *streamSet) restore(events []LoggedEvent) {
 			if err != nil || n == 0 {
 				continue // not a stream ID this package gave
 			}
-			maxID = max(maxID, n)
 			st = &stream{id: e.Stream, sse: true, request: e.Request}
 			ss.byID[st.id] = st
-			requests = append(requests, st)
+			requests = append(requests, numbered{n, st})
 		}
 		if st.done || e.Seq <= st.seq {
 			continue // a duplicate, or after the response
@@ -62,10 +65,14 @@ func (ss *streamSet) restore(events []LoggedEvent) {
 		ss.append(st, e.Data, end).delivered = true
 		st.done = end
 	}
-	ss.nextID = max(ss.nextID, maxID) + restoreGap
+	slices.SortFunc(requests, func(a, b numbered) int { return cmp.Compare(a.n, b.n) })
+	if len(requests) > 0 {
+		ss.nextID = max(ss.nextID, requests[len(requests)-1].n)
+	}
+	ss.nextID += restoreGap
 	ss.standalone.seq += restoreGap
-	slices.SortFunc(requests, func(a, b *stream) int { return cmpNumeric(a.id, b.id) })
-	for _, st := range requests {
+	for _, r := range requests {
+		st := r.st
 		if !st.done && !st.request.IsZero() {
 			st.seq += restoreGap
 			ss.send(st, messages.EncodeError(st.request, errLostRequest), true)
@@ -75,18 +82,4 @@ func (ss *streamSet) restore(events []LoggedEvent) {
 		}
 	}
 	ss.trim()
-}
-
-// cmpNumeric orders decimal stream IDs by value.
-func cmpNumeric(a, b string) int {
-	if len(a) != len(b) {
-		return len(a) - len(b)
-	}
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

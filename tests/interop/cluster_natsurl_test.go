@@ -291,16 +291,7 @@ func testExternalOwnerLoss(t *testing.T, nodes []*httpServer, urls []string, clu
 	require.NoError(t, err)
 	defer cs.Close()
 
-	echo := func() error {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_echo", Arguments: map[string]any{"text": "still here"}})
-		if err != nil {
-			return err
-		}
-		if res.IsError || len(res.Content) == 0 {
-			return fmt.Errorf("bad result %+v", res)
-		}
-		return nil
-	}
+	echo := func() error { return stillHere(ctx, cs) }
 	elicit := func(message string) error {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_elicitation", Arguments: map[string]any{"message": message}})
 		if err != nil {

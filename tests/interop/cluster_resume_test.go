@@ -178,13 +178,7 @@ func nodeOf(t *testing.T, nodes []*httpServer, id string) int {
 // tool's result on the resumed stream. Nothing is lost: the owner, alive,
 // kept the events.
 func TestClusterResumeAfterStreamHolderLoss(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a three-node cluster")
-	}
-	nodes := startCluster(t)
-	c := rawInitialize(t, nodes[0])
-	owner := nodeOf(t, nodes, c.session)
-	holder, other := (owner+1)%3, (owner+2)%3
+	nodes, c, owner, holder, other := resumeCluster(t)
 
 	post := c.stream(nodes[holder], `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"who?"}}}`)
 	ask := post.must()
@@ -212,13 +206,7 @@ func TestClusterResumeAfterStreamHolderLoss(t *testing.T) {
 // gap, up to what the lost node logged, then a JSON-RPC error for the
 // request (its handler died with the node); the session goes on.
 func TestClusterResumeAfterOwnerLoss(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a three-node cluster")
-	}
-	nodes := startCluster(t)
-	c := rawInitialize(t, nodes[0])
-	owner := nodeOf(t, nodes, c.session)
-	holder, other := (owner+1)%3, (owner+2)%3
+	nodes, c, owner, holder, other := resumeCluster(t)
 
 	post := c.stream(nodes[holder], `{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"test_slow","arguments":{"seconds":60},"_meta":{"progressToken":"p"}}}`)
 	var seen rawEvent
@@ -279,4 +267,17 @@ func eventsLogged(t *testing.T, n *httpServer) float64 {
 		}
 	}
 	return 0
+}
+
+// resumeCluster starts three nodes and opens a session on the first; it
+// returns the nodes, the session, its owner's index and the two others'.
+func resumeCluster(t *testing.T) (nodes []*httpServer, c *rawClient, owner, holder, other int) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	nodes = startCluster(t)
+	c = rawInitialize(t, nodes[0])
+	owner = nodeOf(t, nodes, c.session)
+	return nodes, c, owner, (owner + 1) % 3, (owner + 2) % 3
 }

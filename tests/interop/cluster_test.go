@@ -165,32 +165,15 @@ func TestClusterOwnerLoss(t *testing.T) {
 	require.NoError(t, err)
 	defer cs.Close()
 	require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://watched-resource"}))
-	echo := func() error {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_echo", Arguments: map[string]any{"text": "still here"}})
-		if err != nil {
-			return err
-		}
-		if res.IsError || len(res.Content) == 0 {
-			return fmt.Errorf("bad result %+v", res)
-		}
-		return nil
-	}
+	echo := func() error { return stillHere(ctx, cs) }
 	require.NoError(t, echo())
 
-	ownerID, _, ok := strings.Cut(cs.ID(), ".")
-	require.True(t, ok, "the session ID %q names its node", cs.ID())
-	var owner *httpServer
-	for i, n := range nodes {
-		if fmt.Sprintf("n%d", i+1) == ownerID {
-			owner = n
-		}
-	}
-	require.NotNil(t, owner, "owner %s", ownerID)
+	owner := nodes[nodeOf(t, nodes, cs.ID())]
 	rr.markDown(owner)
 	owner.kill()
 
-	// Until the lease lapses (1 s) the session's node is only late; then
-	// the next message takes the session over.
+	// Until the lease lapses the session's node is only late; then the
+	// next message takes the session over.
 	require.Eventually(t, func() bool {
 		err := echo()
 		if err != nil {
@@ -351,4 +334,16 @@ func TestClusterConformance(t *testing.T) {
 	assert.Equal(t, "0", total[2], "failed checks:\n%s", summary)
 	assert.Equal(t, "47", total[1], "passed checks:\n%s", summary)
 	t.Logf("conformance through the round-robin proxy: %s", total[0])
+}
+
+// stillHere calls test_echo on session cs: an error unless it answers.
+func stillHere(ctx context.Context, cs *mcp.ClientSession) error {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_echo", Arguments: map[string]any{"text": "still here"}})
+	if err != nil {
+		return err
+	}
+	if res.IsError || len(res.Content) == 0 {
+		return fmt.Errorf("bad result %+v", res)
+	}
+	return nil
 }
