@@ -1,162 +1,196 @@
 package messages
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // The stable encoding of actor messages and stream events, for whatever
-// carries them between nodes. Each is one JSON object:
+// carries them between nodes. Each is one binary envelope (codec_binary.go):
+//
+//	0x01                 format marker, version 1 (never the start of JSON)
+//	4 bytes              length of the fields that follow, uint32 little-endian
+//	fields               protocol buffers wire format, in any order
+//
+// The fields, each left out when zero, empty or nil:
+//
+//	 1 type         varint  the actor message: 1 handleRequest, 2 handleNotification,
+//	                        3 deliverResponse, 4 attachStream, 5 detachStream,
+//	                        6 notifyClient, 7 deleteSession, 8 closeSession
+//	 2 principal    bytes   Principal
+//	 3 stream node  bytes   Stream.Node
+//	 4 stream n     varint  Stream.N
+//	 5 lastEventId  bytes   AttachStream.LastEventID
+//	 6 uri          bytes   NotifyClient.URI
+//	 7 reason       bytes   CloseSession.Reason
+//	 8 graceNs      varint  CloseSession.Grace in nanoseconds (an int64)
+//	 9 handover     varint  CloseSession.Handover (0 or 1)
+//	10 payload      bytes   the JSON-RPC message as Encode writes it
+//	                        (handleRequest, handleNotification, deliverResponse),
+//	                        NotifyClient.Data, or Frame.Data
+//	11 signal       varint  StreamEvent.Signal
+//	12 event id     bytes   Frame.EventID
+//	13 end          varint  Frame.End (0 or 1)
+//
+// An actor message has no signal, event id or end; a stream event has only
+// fields 3, 4 and 11, and 10, 12 and 13 for SignalFrame. A frame's payload
+// is absent for a priming event and otherwise never empty. Payloads and
+// strings are bytes as they are: the JSON-RPC message inside is decoded as
+// on the wire (Decode) at the receiver, and nothing else is scanned or
+// rewritten, so a message or frame that reached a session once reaches it
+// again unchanged. Field numbers never change meaning; new fields get new
+// numbers, and decoders skip fields they do not know (a known field with
+// another wire type is an error).
+//
+// Nodes of the release before this encoding sent one JSON object, which
+// the decoders still accept (codec_json.go): input whose first byte other
+// than JSON white space is '{'.
 //
 //	{"type":"handleRequest","principal":"p","stream":{"node":"n1","n":7},"msg":{…JSON-RPC…}}
-//	{"type":"handleNotification","principal":"p","msg":{…}}
-//	{"type":"deliverResponse","principal":"p","msg":{…}}
-//	{"type":"attachStream","principal":"p","stream":{…},"lastEventId":"3-2"}
-//	{"type":"detachStream","stream":{…}}
-//	{"type":"notifyClient","data":{…JSON-RPC…},"uri":"test://x"}
-//	{"type":"deleteSession","principal":"p"}
 //	{"type":"closeSession","reason":"…","graceNs":1000000,"handover":true}
 //	stream event: {"stream":{…},"signal":0,"frame":{"id":"3-2","data":{…},"end":true}}
-//
-// Empty members are left out. The JSON-RPC message inside is encoded and
-// decoded as on the wire (Encode, Decode), so a message that reached a
-// session once reaches it again unchanged. Names never change meaning; new
-// members may be added, and decoders ignore members they do not know.
 
 // ErrBadEncoding is returned, wrapped with the reason, by DecodeActorMessage
-// and DecodeStreamEvent for input that is not an encoding they produce.
+// and DecodeStreamEvent for input that is not an encoding they produce, and
+// by EncodeActorMessage and EncodeStreamEvent for a message they cannot
+// encode.
 var ErrBadEncoding = errors.New("messages: bad actor message encoding")
 
-// The type names of the encoded actor messages.
-const (
-	typeHandleRequest      = "handleRequest"
-	typeHandleNotification = "handleNotification"
-	typeDeliverResponse    = "deliverResponse"
-	typeAttachStream       = "attachStream"
-	typeDetachStream       = "detachStream"
-	typeNotifyClient       = "notifyClient"
-	typeDeleteSession      = "deleteSession"
-	typeCloseSession       = "closeSession"
-)
-
-// wireStreamID is the encoding of a StreamID.
-type wireStreamID struct {
-	Node string `json:"node,omitempty"`
-	N    uint64 `json:"n"`
-}
-
-// wireActorMessage is the encoding of every actor message.
-type wireActorMessage struct {
-	Type        string          `json:"type"`
-	Principal   string          `json:"principal,omitempty"`
-	Stream      *wireStreamID   `json:"stream,omitempty"`
-	Msg         json.RawMessage `json:"msg,omitempty"`
-	LastEventID string          `json:"lastEventId,omitempty"`
-	Data        json.RawMessage `json:"data,omitempty"`
-	URI         string          `json:"uri,omitempty"`
-	Reason      string          `json:"reason,omitempty"`
-	GraceNs     int64           `json:"graceNs,omitempty"`
-	Handover    bool            `json:"handover,omitempty"`
-}
-
 // EncodeActorMessage encodes m for another node. It fails for a message
-// whose JSON-RPC message or data is not valid.
+// without its JSON-RPC message or data, or whose JSON-RPC message is not
+// valid. NotifyClient.Data is not checked: it is carried as it is.
 func EncodeActorMessage(m ActorMessage) ([]byte, error) {
-	var w wireActorMessage
+	var e envelope
 	var err error
 	switch m := m.(type) {
 	case *HandleRequest:
-		w.Type, w.Principal, w.Stream = typeHandleRequest, m.Principal, wireStream(m.Stream)
-		w.Msg, err = encodeMsg(m.Msg)
+		e.typ, e.principal, e.streamNode, e.streamN = typeHandleRequest, m.Principal, m.Stream.Node, m.Stream.N
+		e.payload, err = encodeMsg(m.Msg)
 	case *HandleNotification:
-		w.Type, w.Principal = typeHandleNotification, m.Principal
-		w.Msg, err = encodeMsg(m.Msg)
+		e.typ, e.principal = typeHandleNotification, m.Principal
+		e.payload, err = encodeMsg(m.Msg)
 	case *DeliverResponse:
-		w.Type, w.Principal = typeDeliverResponse, m.Principal
-		w.Msg, err = encodeMsg(m.Msg)
+		e.typ, e.principal = typeDeliverResponse, m.Principal
+		e.payload, err = encodeMsg(m.Msg)
 	case *AttachStream:
-		w.Type, w.Principal, w.Stream, w.LastEventID = typeAttachStream, m.Principal, wireStream(m.Stream), m.LastEventID
+		e.typ, e.principal, e.streamNode, e.streamN = typeAttachStream, m.Principal, m.Stream.Node, m.Stream.N
+		e.lastEventID = m.LastEventID
 	case *DetachStream:
-		w.Type, w.Stream = typeDetachStream, wireStream(m.Stream)
+		e.typ, e.streamNode, e.streamN = typeDetachStream, m.Stream.Node, m.Stream.N
 	case *NotifyClient:
-		if !json.Valid(m.Data) {
-			return nil, fmt.Errorf("%w: notifyClient data is not JSON", ErrBadEncoding)
+		if len(m.Data) == 0 {
+			return nil, fmt.Errorf("%w: notifyClient without data", ErrBadEncoding)
 		}
-		w.Type, w.Data, w.URI = typeNotifyClient, m.Data, m.URI
+		e.typ, e.payload, e.uri = typeNotifyClient, m.Data, m.URI
 	case *DeleteSession:
-		w.Type, w.Principal = typeDeleteSession, m.Principal
+		e.typ, e.principal = typeDeleteSession, m.Principal
 	case *CloseSession:
-		w.Type, w.Reason, w.GraceNs, w.Handover = typeCloseSession, m.Reason, int64(m.Grace), m.Handover
+		e.typ, e.reason, e.graceNs = typeCloseSession, m.Reason, uint64(m.Grace)
+		e.handover = protowire.EncodeBool(m.Handover)
 	default:
 		return nil, fmt.Errorf("%w: unknown message type %T", ErrBadEncoding, m)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return marshalJSON(&w) // not json.Marshal: an ID like "<a>" must keep its bytes
+	return e.encode()
 }
 
-// DecodeActorMessage decodes what EncodeActorMessage produced. It never
-// panics; input it cannot read is ErrBadEncoding.
+// DecodeActorMessage decodes what EncodeActorMessage produced, or the JSON
+// of the release before. It never panics; input it cannot read is
+// ErrBadEncoding. The message shares memory with data (its JSON-RPC
+// message or data is a slice of it): do not change data afterwards.
 func DecodeActorMessage(data []byte) (ActorMessage, error) {
-	var w wireActorMessage
-	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadEncoding, err)
+	if isJSONObject(data) {
+		return decodeLegacyActorMessage(data)
 	}
-	switch w.Type {
+	var e envelope
+	if err := e.decode(data); err != nil {
+		return nil, err
+	}
+	switch e.typ {
 	case typeHandleRequest:
-		msg, err := decodeMsg(w.Msg, KindRequest)
+		msg, err := decodeMsg(e.payload, KindRequest)
 		if err != nil {
 			return nil, err
 		}
-		return &HandleRequest{Principal: w.Principal, Msg: msg, Stream: w.Stream.id()}, nil
+		return &HandleRequest{Principal: e.principal, Msg: msg, Stream: e.stream()}, nil
 	case typeHandleNotification:
-		msg, err := decodeMsg(w.Msg, KindNotification)
+		msg, err := decodeMsg(e.payload, KindNotification)
 		if err != nil {
 			return nil, err
 		}
-		return &HandleNotification{Principal: w.Principal, Msg: msg}, nil
+		return &HandleNotification{Principal: e.principal, Msg: msg}, nil
 	case typeDeliverResponse:
-		msg, err := decodeMsg(w.Msg, KindResponse, KindError)
+		msg, err := decodeMsg(e.payload, KindResponse, KindError)
 		if err != nil {
 			return nil, err
 		}
-		return &DeliverResponse{Principal: w.Principal, Msg: msg}, nil
+		return &DeliverResponse{Principal: e.principal, Msg: msg}, nil
 	case typeAttachStream:
-		return &AttachStream{Principal: w.Principal, Stream: w.Stream.id(), LastEventID: w.LastEventID}, nil
+		return &AttachStream{Principal: e.principal, Stream: e.stream(), LastEventID: e.lastEventID}, nil
 	case typeDetachStream:
-		return &DetachStream{Stream: w.Stream.id()}, nil
+		return &DetachStream{Stream: e.stream()}, nil
 	case typeNotifyClient:
-		if w.Data == nil {
+		if len(e.payload) == 0 {
 			return nil, fmt.Errorf("%w: notifyClient without data", ErrBadEncoding)
 		}
-		return &NotifyClient{Data: w.Data, URI: w.URI}, nil
+		return &NotifyClient{Data: e.payload, URI: e.uri}, nil
 	case typeDeleteSession:
-		return &DeleteSession{Principal: w.Principal}, nil
+		return &DeleteSession{Principal: e.principal}, nil
 	case typeCloseSession:
-		return &CloseSession{Reason: w.Reason, Grace: time.Duration(w.GraceNs), Handover: w.Handover}, nil
+		return &CloseSession{Reason: e.reason, Grace: time.Duration(e.graceNs), Handover: protowire.DecodeBool(e.handover)}, nil
 	}
-	return nil, fmt.Errorf("%w: unknown type %q", ErrBadEncoding, w.Type)
+	return nil, fmt.Errorf("%w: unknown type %d", ErrBadEncoding, e.typ)
 }
 
-func wireStream(id StreamID) *wireStreamID {
-	if id == (StreamID{}) { // not IsZero: a node without a number must decode as it was
-		return nil
+// EncodeStreamEvent encodes ev for the node that holds its stream. Only a
+// SignalFrame event carries its frame. Frame.Data is not checked: it is
+// carried as it is, but it must not be empty (nil is a priming event).
+func EncodeStreamEvent(ev StreamEvent) ([]byte, error) {
+	if ev.Signal > SignalNotFound {
+		return nil, fmt.Errorf("%w: unknown signal %d", ErrBadEncoding, ev.Signal)
 	}
-	return &wireStreamID{Node: id.Node, N: id.N}
+	e := envelope{streamNode: ev.Stream.Node, streamN: ev.Stream.N, signal: uint64(ev.Signal)}
+	if ev.Signal == SignalFrame {
+		if ev.Frame.Data != nil && len(ev.Frame.Data) == 0 {
+			return nil, fmt.Errorf("%w: empty frame data", ErrBadEncoding)
+		}
+		e.eventID, e.payload, e.end = ev.Frame.EventID, ev.Frame.Data, protowire.EncodeBool(ev.Frame.End)
+	}
+	return e.encode()
 }
 
-func (w *wireStreamID) id() StreamID {
-	if w == nil {
-		return StreamID{}
+// DecodeStreamEvent decodes what EncodeStreamEvent produced, or the JSON
+// of the release before. It never panics; input it cannot read is
+// ErrBadEncoding. The frame's data is a slice of data: do not change data
+// afterwards.
+func DecodeStreamEvent(data []byte) (StreamEvent, error) {
+	if isJSONObject(data) {
+		return decodeLegacyStreamEvent(data)
 	}
-	return StreamID{Node: w.Node, N: w.N}
+	var e envelope
+	if err := e.decode(data); err != nil {
+		return StreamEvent{}, err
+	}
+	if e.signal > uint64(SignalNotFound) {
+		return StreamEvent{}, fmt.Errorf("%w: unknown signal %d", ErrBadEncoding, e.signal)
+	}
+	ev := StreamEvent{Stream: e.stream(), Signal: StreamSignal(e.signal)}
+	if ev.Signal == SignalFrame {
+		if e.payload != nil && len(e.payload) == 0 {
+			return StreamEvent{}, fmt.Errorf("%w: empty frame data", ErrBadEncoding)
+		}
+		ev.Frame = Frame{EventID: e.eventID, Data: e.payload, End: protowire.DecodeBool(e.end)}
+	}
+	return ev, nil
 }
 
 // encodeMsg encodes a message carried inside an actor message.
-func encodeMsg(m *Message) (json.RawMessage, error) {
+func encodeMsg(m *Message) ([]byte, error) {
 	if m == nil {
 		return nil, fmt.Errorf("%w: no JSON-RPC message", ErrBadEncoding)
 	}
@@ -169,7 +203,7 @@ func encodeMsg(m *Message) (json.RawMessage, error) {
 
 // decodeMsg decodes a message carried inside an actor message, which must
 // be of one of kinds.
-func decodeMsg(raw json.RawMessage, kinds ...Kind) (*Message, error) {
+func decodeMsg(raw []byte, kinds ...Kind) (*Message, error) {
 	if raw == nil {
 		return nil, fmt.Errorf("%w: no JSON-RPC message", ErrBadEncoding)
 	}
@@ -184,52 +218,4 @@ func decodeMsg(raw json.RawMessage, kinds ...Kind) (*Message, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: a %s where a %s belongs", ErrBadEncoding, k, kinds[0])
-}
-
-// wireStreamEvent is the encoding of a StreamEvent.
-type wireStreamEvent struct {
-	Stream wireStreamID `json:"stream"`
-	Signal StreamSignal `json:"signal"`
-	Frame  *wireFrame   `json:"frame,omitempty"`
-}
-
-type wireFrame struct {
-	EventID string          `json:"id,omitempty"`
-	Data    json.RawMessage `json:"data,omitempty"`
-	End     bool            `json:"end,omitempty"`
-}
-
-// EncodeStreamEvent encodes ev for the node that holds its stream.
-func EncodeStreamEvent(ev StreamEvent) ([]byte, error) {
-	w := wireStreamEvent{Stream: wireStreamID{Node: ev.Stream.Node, N: ev.Stream.N}, Signal: ev.Signal}
-	if ev.Signal > SignalNotFound {
-		return nil, fmt.Errorf("%w: unknown signal %d", ErrBadEncoding, ev.Signal)
-	}
-	if ev.Signal == SignalFrame {
-		if ev.Frame.Data != nil && !json.Valid(ev.Frame.Data) {
-			return nil, fmt.Errorf("%w: frame data is not JSON", ErrBadEncoding)
-		}
-		w.Frame = &wireFrame{EventID: ev.Frame.EventID, Data: ev.Frame.Data, End: ev.Frame.End}
-	}
-	return marshalJSON(&w) // not json.Marshal: a frame keeps the bytes the session wrote
-}
-
-// DecodeStreamEvent decodes what EncodeStreamEvent produced. It never
-// panics; input it cannot read is ErrBadEncoding.
-func DecodeStreamEvent(data []byte) (StreamEvent, error) {
-	var w wireStreamEvent
-	if err := json.Unmarshal(data, &w); err != nil {
-		return StreamEvent{}, fmt.Errorf("%w: %v", ErrBadEncoding, err)
-	}
-	if w.Signal > SignalNotFound {
-		return StreamEvent{}, fmt.Errorf("%w: unknown signal %d", ErrBadEncoding, w.Signal)
-	}
-	ev := StreamEvent{Stream: w.Stream.id(), Signal: w.Signal}
-	if w.Signal == SignalFrame {
-		if w.Frame == nil {
-			return StreamEvent{}, fmt.Errorf("%w: a frame event without a frame", ErrBadEncoding)
-		}
-		ev.Frame = Frame{EventID: w.Frame.EventID, Data: w.Frame.Data, End: w.Frame.End}
-	}
-	return ev, nil
 }

@@ -1,22 +1,50 @@
 package messages_test
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
 // FuzzDecodeActorMessage checks that DecodeActorMessage never panics, that
 // whatever it cannot read is ErrBadEncoding, and that what it reads
-// survives another trip: it encodes, decodes to an equal value (raw JSON
-// normalised, see TestActorMessageRoundTripCompacts), and encodes to the
-// same bytes again.
+// survives another trip: it encodes, decodes to an equal value (an error's
+// data normalised, see TestActorMessageRoundTripKeepsWhitespace), and
+// encodes to the same bytes again. The seeds are binary envelopes and the
+// JSON of the release before.
 func FuzzDecodeActorMessage(f *testing.F) {
 	for _, g := range goldenActorMessages {
-		f.Add([]byte(g.want))
+		f.Add(g.binary)
+		f.Add([]byte(g.json))
+	}
+	deleteSession := varintField(fieldType, 7)
+	for _, seed := range [][]byte{
+		// Good, unusual.
+		envelopeOf(varintField(fieldType, 1), bytesField(fieldPayload, `{"jsonrpc":"2.0","id":"<a&b>","method":"x","params":{ "a" : [ 1 ] }}`)),
+		envelopeOf(varintField(fieldType, 3), bytesField(fieldPayload, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m","data":{ "h" : "<&>" }}}`)),
+		envelopeOf(varintField(fieldType, 6), bytesField(fieldPayload, "\u2028\xff")),
+		envelopeOf(varintField(fieldType, 5), bytesField(fieldStreamNode, "n1")),
+		envelopeOf(varintField(fieldType, 8), varintField(fieldGraceNs, 1<<64-1), varintField(fieldHandover, 2)),
+		envelopeOf(append(bytes.Join(unknownFields, nil), deleteSession...)),
+		envelopeOf(deleteSession, bytesField(fieldPrincipal, "a"), bytesField(fieldPrincipal, "\xff")),
+		// Bad.
+		envelopeOf(varintField(fieldType, 2), bytesField(fieldPayload, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)),
+		envelopeOf(varintField(fieldType, 1), bytesField(fieldPayload, "")),
+		envelopeOf(varintField(fieldType, 6)),
+		envelopeOf(varintField(fieldType, 9)),
+		envelopeOf(bytesField(fieldType, "\x07")),
+		envelopeOf(deleteSession, protowire.AppendTag(nil, 1004, protowire.StartGroupType)),
+		envelopeOf(deleteSession)[:6],
+		append(envelopeOf(deleteSession), 0),
+		{0x01},
+		{0x01, 0xff, 0xff, 0xff, 0xff},
+	} {
+		f.Add(seed)
 	}
 	for _, seed := range []string{
 		// Good, unusual.
@@ -77,7 +105,26 @@ func FuzzDecodeActorMessage(f *testing.F) {
 // FuzzDecodeStreamEvent is FuzzDecodeActorMessage for stream events.
 func FuzzDecodeStreamEvent(f *testing.F) {
 	for _, g := range goldenStreamEvents {
-		f.Add([]byte(g.want))
+		f.Add(g.binary)
+		f.Add([]byte(g.json))
+	}
+	stream := varintField(fieldStreamN, 1)
+	for _, seed := range [][]byte{
+		// Good, unusual.
+		envelopeOf(stream, bytesField(fieldPayload, "not JSON \u2028")),
+		envelopeOf(stream, varintField(fieldSignal, 4), bytesField(fieldEventID, "1-1"), varintField(fieldEnd, 1)),
+		envelopeOf(bytesField(fieldStreamNode, "n1"), varintField(fieldStreamN, 1<<64-1), varintField(fieldEnd, 9)),
+		envelopeOf(append(bytes.Join(unknownFields, nil), stream...)),
+		envelopeOf(),
+		// Bad.
+		envelopeOf(stream, varintField(fieldSignal, 6)),
+		envelopeOf(stream, varintField(fieldSignal, 256)),
+		envelopeOf(stream, bytesField(fieldPayload, "")),
+		envelopeOf(stream, bytesField(fieldSignal, "\x01")),
+		envelopeOf(stream)[:5],
+		{0x01},
+	} {
+		f.Add(seed)
 	}
 	for _, seed := range []string{
 		// Good, unusual.

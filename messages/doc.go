@@ -3,8 +3,9 @@
 // per method name, the JSON-RPC error codes, and the actor messages that
 // transports and the cluster send to session actors.
 //
-// It imports only the standard library and knows nothing about actors, NATS
-// or HTTP.
+// It imports only the standard library and protowire (the wire format of
+// protocol buffers, for the binary envelope actor messages cross nodes in;
+// see codec.go), and knows nothing about actors, NATS or HTTP.
 //
 //	wire bytes ──Decode──▶ *Message ──(transport)──▶ HandleRequest / HandleNotification / DeliverResponse
 //	                                                      │
