@@ -191,45 +191,33 @@ func (r *Router) Open(ctx context.Context, o router.OpenOptions) (string, error)
 	return id, nil
 }
 
-// Lookup implements router.Router.
-func (r *Router) Lookup(ctx context.Context, id string) (router.Meta, error) {
+// Check implements router.Router. For a session on another node it asks
+// nothing: every message routed there carries the principal, and the
+// owner refuses one of another principal as an unknown session (accept,
+// and the session itself for requests and streams), so the check costs no
+// round trip. A principal known to differ is refused here.
+func (r *Router) Check(ctx context.Context, id, principal string) error {
 	owner := r.ownerOf(id)
 	if owner == "" {
-		return router.Meta{}, router.ErrSessionNotFound
+		return router.ErrSessionNotFound
 	}
-	for range maxHops {
+	if owner == r.node.ID() {
+		err := r.local.Check(ctx, id, principal)
+		if !errors.Is(err, router.ErrSessionNotFound) || r.ended(id) {
+			return err
+		}
+		// Not here: this node restarted, or the session moved.
+		if owner, err = r.recover(ctx, id, owner); err != nil {
+			return err
+		}
 		if owner == r.node.ID() {
-			meta, err := r.local.Lookup(ctx, id)
-			if !errors.Is(err, router.ErrSessionNotFound) || r.ended(id) {
-				return meta, err
-			}
-			if owner, err = r.recover(ctx, id, owner); err != nil {
-				return router.Meta{}, err
-			}
-			continue
+			return r.local.Check(ctx, id, principal)
 		}
-		if v, ok := r.dir.Load(id); ok && v.(*entry).Owner == owner && v.(*entry).known {
-			return router.Meta{Principal: v.(*entry).Principal}, nil
-		}
-		// Asked of the owner once per session and node: a session's
-		// principal never changes.
-		msg := nats.NewMsg(r.node.subj.session(owner))
-		msg.Header.Set(headerSession, id)
-		msg.Header.Set(headerOp, opLookup)
-		reply, err := r.request(ctx, msg)
-		var next string
-		if next, err = r.reroute(ctx, id, owner, err); err != nil {
-			return router.Meta{}, err
-		}
-		if next != "" {
-			owner = next
-			continue
-		}
-		meta := router.Meta{Principal: reply.Header.Get(headerPrincipal), ProtocolVersion: reply.Header.Get(headerVersion)}
-		r.dir.Store(id, &entry{Session: id, Owner: owner, Principal: meta.Principal, known: true})
-		return meta, nil
 	}
-	return router.Meta{}, fmt.Errorf("%w: it moved too often", router.ErrSessionNotFound)
+	if v, ok := r.dir.Load(id); ok && v.(*entry).known && v.(*entry).Principal != principal {
+		return router.ErrSessionNotFound
+	}
+	return nil
 }
 
 // maxHops bounds how often one delivery follows a session that moved.
@@ -402,6 +390,10 @@ func (r *Router) onSession(msg *nats.Msg) {
 		} else if err = r.accept(ctx, id, m); err == nil {
 			err = r.local.Deliver(ctx, id, m)
 		}
+		if errors.Is(err, errForeign) {
+			reply.Header.Set(headerStatus, statusNotFound)
+			break
+		}
 		if err == nil {
 			reply.Header.Set(headerStatus, statusOK)
 			if lookup {
@@ -438,22 +430,34 @@ func (r *Router) onSession(msg *nats.Msg) {
 }
 
 // accept checks, for the messages a session does not answer on a stream,
-// that the session exists for their sender: a DELETE from another
-// principal must read as an unknown session (404), not succeed.
+// that the session exists for their sender: a DELETE, a notification or
+// an answer from another principal must read as an unknown session (404),
+// not succeed — the sending node left the check to this one (Check).
 func (r *Router) accept(ctx context.Context, id string, m messages.ActorMessage) error {
-	d, ok := m.(*messages.DeleteSession)
-	if !ok {
-		return nil
+	var principal string
+	switch m := m.(type) {
+	case *messages.DeleteSession:
+		principal = m.Principal
+	case *messages.HandleNotification:
+		principal = m.Principal
+	case *messages.DeliverResponse:
+		principal = m.Principal
+	default:
+		return nil // the session answers others on their stream
 	}
-	meta, err := r.local.Lookup(ctx, id)
-	if err != nil {
+	if err := r.local.Check(ctx, id, principal); err != nil {
+		if _, lerr := r.local.Lookup(ctx, id); lerr == nil {
+			return errForeign // here, but not the sender's
+		}
 		return err
-	}
-	if meta.Principal != d.Principal {
-		return router.ErrSessionNotFound
 	}
 	return nil
 }
+
+// errForeign refuses a message for a session of this node from another
+// principal than the session's: the sender answers as for an unknown
+// session.
+var errForeign = fmt.Errorf("%w: another principal's", router.ErrSessionNotFound)
 
 // DeliverStream implements router.Router and session.Streams. An event for
 // another node's stream is published to that node: it is reported taken,

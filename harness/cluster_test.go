@@ -2,11 +2,16 @@ package harness_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/harness"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -64,4 +69,87 @@ func TestCluster(t *testing.T) {
 		require.NoError(t, c.CallResult(ctx, messages.MethodCallTool, map[string]any{"name": "echo", "arguments": map[string]string{"text": "via"}}, &res))
 		assert.Equal(t, "via", res.Content[0].(*messages.TextContent).Text)
 	})
+}
+
+// TestClusterPrincipal: a session is bound to the principal that opened
+// it on every node. Each message another principal sends through a node
+// that does not own the session reaches the owner and is refused there
+// exactly as a message for a session that does not exist is: the same
+// error, the same stream signal. The session goes on for its principal.
+func TestClusterPrincipal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	cl := harness.NewCluster(t, 3, newTestServer)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := cl.Connect(harness.WithPrincipal("alice"))
+	owner := -1
+	for i, srv := range cl.Servers {
+		if _, ok := srv.Session(c.ID()); ok {
+			owner = i
+		}
+	}
+	require.NotEqual(t, -1, owner)
+	// A session of the same node that never existed: what mallory gets
+	// must not tell the two apart.
+	missing := c.ID()[:strings.IndexByte(c.ID(), '.')+1] + "nosuchsession"
+
+	// outcome delivers m to id through rt and says what the sender saw,
+	// as a transport tells its client: "not found" (404) for the
+	// delivery's ErrSessionNotFound and for a stream told SignalNotFound.
+	outcome := func(rt router.Router, id string, m func(sid messages.StreamID) messages.ActorMessage) string {
+		q := router.NewQueue(ctx, 4, nil)
+		sid := rt.Streams().Register(q)
+		defer rt.Streams().Unregister(sid)
+		if err := rt.Deliver(ctx, id, m(sid)); err != nil {
+			if errors.Is(err, router.ErrSessionNotFound) {
+				return "not found"
+			}
+			return err.Error()
+		}
+		batch, ok := q.Wait(ctx)
+		if !ok {
+			return "no answer"
+		}
+		if batch[0].Signal == messages.SignalNotFound {
+			return "not found"
+		}
+		return fmt.Sprintf("signal %d", batch[0].Signal)
+	}
+	ping := &messages.Message{ID: messages.IntID(7), Method: messages.MethodPing}
+	cases := map[string]func(sid messages.StreamID) messages.ActorMessage{
+		"request": func(sid messages.StreamID) messages.ActorMessage {
+			return &messages.HandleRequest{Principal: "mallory", Msg: ping, Stream: sid}
+		},
+		"notification": func(messages.StreamID) messages.ActorMessage {
+			return &messages.HandleNotification{Principal: "mallory", Msg: &messages.Message{Method: "notifications/cancelled", Params: []byte(`{"requestId":1}`)}}
+		},
+		"answer": func(messages.StreamID) messages.ActorMessage {
+			return &messages.DeliverResponse{Principal: "mallory", Msg: &messages.Message{ID: messages.IntID(1), Result: []byte(`{}`)}}
+		},
+		"GET stream": func(sid messages.StreamID) messages.ActorMessage {
+			return &messages.AttachStream{Principal: "mallory", Stream: sid}
+		},
+		"DELETE": func(messages.StreamID) messages.ActorMessage {
+			return &messages.DeleteSession{Principal: "mallory"}
+		},
+	}
+	for i := range 3 {
+		if i == owner {
+			continue
+		}
+		rt := cl.Servers[i].Router()
+		for name, m := range cases {
+			got, want := outcome(rt, c.ID(), m), outcome(rt, missing, m)
+			assert.Equal(t, want, got, "node %d, %s: another principal's session must read as an unknown one", i, name)
+			assert.Equal(t, "not found", got, "node %d, %s", i, name)
+		}
+		if err := rt.Check(ctx, c.ID(), "mallory"); err != nil {
+			assert.ErrorIs(t, err, router.ErrSessionNotFound, "node %d", i)
+		}
+	}
+	var res messages.CallToolResult
+	require.NoError(t, c.CallResult(ctx, messages.MethodCallTool, map[string]any{"name": "echo", "arguments": map[string]string{"text": "still mine"}}, &res))
+	assert.Equal(t, "still mine", res.Content[0].(*messages.TextContent).Text)
 }

@@ -101,7 +101,16 @@ func (l *Local) Restore(id string, o OpenOptions) error {
 	return nil
 }
 
-// Lookup implements Router.
+// Check implements Router.
+func (l *Local) Check(ctx context.Context, id, principal string) error {
+	meta, err := l.Lookup(ctx, id)
+	if err == nil && meta.Principal != principal {
+		err = ErrSessionNotFound
+	}
+	return err
+}
+
+// Lookup returns what is known of session id, or ErrSessionNotFound.
 func (l *Local) Lookup(_ context.Context, id string) (Meta, error) {
 	e := l.entry(id)
 	if e == nil || e.retired.Load() {

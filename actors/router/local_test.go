@@ -43,12 +43,14 @@ func TestLocalOpenLookupDeliver(t *testing.T) {
 	assert.NotEqual(t, id, other)
 	assert.Equal(t, 2, local(t, srv).Len())
 
-	meta, err := rt.Lookup(ctx, id)
+	require.NoError(t, rt.Check(ctx, id, "alice"))
+	require.ErrorIs(t, rt.Check(ctx, id, "mallory"), router.ErrSessionNotFound, "another principal's session reads as unknown")
+	meta, err := local(t, srv).Lookup(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, router.Meta{Principal: "alice"}, meta, "no protocol version before initialize")
 
 	initialize(t, rt, id, "alice")
-	meta, err = rt.Lookup(ctx, id)
+	meta, err = local(t, srv).Lookup(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, router.Meta{Principal: "alice", ProtocolVersion: "2025-06-18"}, meta)
 
@@ -68,13 +70,12 @@ func TestLocalUnknownSession(t *testing.T) {
 	ctx := t.Context()
 	for _, id := range []string{"", "nope", router.NewSessionID()} {
 		t.Run(fmt.Sprintf("%q", id), func(t *testing.T) {
-			_, err := rt.Lookup(ctx, id)
-			require.ErrorIs(t, err, router.ErrSessionNotFound)
+			require.ErrorIs(t, rt.Check(ctx, id, ""), router.ErrSessionNotFound)
 
 			q := router.NewQueue(ctx, 4, nil)
 			sid := rt.Streams().Register(q)
 			defer rt.Streams().Unregister(sid)
-			err = rt.Deliver(ctx, id, &messages.HandleRequest{Msg: call(1, messages.MethodPing, ""), Stream: sid})
+			err := rt.Deliver(ctx, id, &messages.HandleRequest{Msg: call(1, messages.MethodPing, ""), Stream: sid})
 			require.ErrorIs(t, err, router.ErrSessionNotFound)
 			assert.Empty(t, q.Take(), "the error is the answer: the stream gets nothing")
 		})
@@ -96,7 +97,7 @@ func TestLocalMaxSessions(t *testing.T) {
 
 	require.NoError(t, rt.Deliver(ctx, a, &messages.CloseSession{Reason: "test"}))
 	waitClosed(t, srv, a)
-	_, err = rt.Lookup(ctx, a)
+	err = rt.Check(ctx, a, "")
 	require.ErrorIs(t, err, router.ErrSessionNotFound)
 
 	_, err = rt.Open(ctx, router.OpenOptions{})
@@ -122,8 +123,7 @@ func TestLocalDrain(t *testing.T) {
 	assert.Equal(t, 1, l.Len(), "a refused session is not counted")
 
 	// The sessions already open go on.
-	_, err = rt.Lookup(ctx, id)
-	require.NoError(t, err)
+	require.NoError(t, rt.Check(ctx, id, ""))
 	res := response(t, roundTrip(t, rt, id, "", call(1, messages.MethodPing, "")))
 	assert.Nil(t, res.Error)
 }
@@ -148,7 +148,7 @@ func TestLocalDeleteSession(t *testing.T) {
 			initialize(t, rt, id, "alice")
 
 			require.NoError(t, rt.Deliver(ctx, id, &messages.DeleteSession{Principal: tc.principal}))
-			_, err = rt.Lookup(ctx, id)
+			err = rt.Check(ctx, id, "alice")
 			if !tc.deleted {
 				require.NoError(t, err, "someone else's delete does nothing")
 				res := response(t, roundTrip(t, rt, id, "alice", call(2, messages.MethodPing, "")))
@@ -204,7 +204,7 @@ func TestLocalRequestToAClosedSession(t *testing.T) {
 	assert.Equal(t, signal(lateID, messages.SignalNotFound), ev)
 
 	// Once it is gone, the router says so itself.
-	_, err = rt.Lookup(ctx, id)
+	err = rt.Check(ctx, id, "alice")
 	require.ErrorIs(t, err, router.ErrSessionNotFound)
 	q := router.NewQueue(ctx, 4, nil)
 	sid := rt.Streams().Register(q)

@@ -1,14 +1,14 @@
 // Package router is how messages reach sessions and frames reach streams.
 //
-// A transport sees one small interface, Router: open a session, look up
-// what it must check about one (does it exist, whose is it), deliver a
+// A transport sees one small interface, Router: open a session, check
+// that a principal may use one (does it exist, whose is it), deliver a
 // message to it, and register the streams that carry frames back. It never
 // holds a session; it names it by ID. A stream (a POST's answer, a GET's
 // event stream, a stdio or harness reader) is registered with the node's
 // Streams registry under a messages.StreamID, and sessions address their
 // frames to that ID.
 //
-//	transport ──Open / Lookup / Deliver(id, msg)──▶ Router ──▶ session actor (here, or on its node)
+//	transport ──Open / Check / Deliver(id, msg)──▶ Router ──▶ session actor (here, or on its node)
 //	    ▲                                                         │
 //	    └── Receiver ◀── Streams (this node) ◀── DeliverStream ◀──┘
 //
@@ -32,9 +32,13 @@ type Router interface {
 	// It fails with ErrDraining while the node shuts down and with
 	// ErrTooManySessions at the node's limit.
 	Open(ctx context.Context, o OpenOptions) (string, error)
-	// Lookup returns what a transport checks about session id before it
-	// delivers to it, or ErrSessionNotFound.
-	Lookup(ctx context.Context, id string) (Meta, error)
+	// Check reports whether principal may use session id: nil, or
+	// ErrSessionNotFound when there is no such session or it is another
+	// principal's (a transport answers both as an unknown session). A
+	// router may leave the check to the delivery that follows: a cluster
+	// does for a session on another node, whose every routed message
+	// carries the principal for the owner to check the same way.
+	Check(ctx context.Context, id, principal string) error
 	// Deliver hands m to session id, or fails with ErrSessionNotFound.
 	// What the session answers goes to the streams m names.
 	Deliver(ctx context.Context, id string, m messages.ActorMessage) error
@@ -62,7 +66,7 @@ type OpenOptions struct {
 	Restore *session.State
 }
 
-// Meta is what a transport checks about a session.
+// Meta is what a node knows of one of its sessions (Local.Lookup).
 type Meta struct {
 	// Principal is who opened the session.
 	Principal string

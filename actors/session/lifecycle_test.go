@@ -142,11 +142,10 @@ func TestPrincipalIsChecked(t *testing.T) {
 	m, err := c.Call(ctx, messages.MethodPing, nil)
 	require.NoError(t, err)
 	assert.Nil(t, m.Error, "someone else's DELETE does not end the session")
-	_, err = rt.Lookup(ctx, c.ID())
-	require.NoError(t, err)
+	require.NoError(t, rt.Check(ctx, c.ID(), "alice"))
 
 	require.NoError(t, rt.Deliver(ctx, c.ID(), &messages.DeleteSession{Principal: "alice"}))
-	_, err = rt.Lookup(ctx, c.ID())
+	err = rt.Check(ctx, c.ID(), "alice")
 	require.ErrorIs(t, err, router.ErrSessionNotFound, "refused from the moment it is deleted")
 	<-c.Done()
 	require.ErrorIs(t, rt.Deliver(ctx, c.ID(), &messages.HandleNotification{Principal: "alice", Msg: ping}), router.ErrSessionNotFound)

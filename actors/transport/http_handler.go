@@ -137,13 +137,8 @@ func (h *HTTPHandler) session(x *exchange) bool {
 		return false
 	}
 	x.session = id
-	meta, err := h.router.Lookup(x.r.Context(), id)
-	if err != nil {
+	if err := h.router.Check(x.r.Context(), id, x.principal); err != nil {
 		h.routeFailed(x, err)
-		return false
-	}
-	if meta.Principal != x.principal {
-		h.notFound(x)
 		return false
 	}
 	return true
