@@ -201,7 +201,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 			st := rt.Stats()
 			return metrics.ClusterStats{Routed: st.Routed, Received: st.Received, FramesOut: st.FramesOut, FramesIn: st.FramesIn,
 				Takeovers: st.Takeovers, HopTime: st.HopTime, LeaseRenewals: st.LeaseRenewals, LeaseRenewalFailures: st.LeaseRenewalFailures,
-				EventsLogged: st.EventsLogged, EventsRestored: st.EventsRestored, WriteFailures: st.WriteFailures}
+				EventsLogged: st.EventsLogged, EventsRestored: st.EventsRestored, EventBatches: st.EventBatches, WriteFailures: st.WriteFailures}
 		})
 	}
 	rt.WatchCatalog(s.applyState)

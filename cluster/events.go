@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"time"
 
@@ -27,7 +26,7 @@ import (
 // its node was lost: the new owner reads the session's events and replays
 // them (session.State.Events).
 //
-//	actor ──Journal──▶ PublishAsync(events.<session>)          (owner, every SSE event)
+//	actor ──Journal──▶ eventWriter ──batches──▶ events.<session>  (owner, every SSE event; eventlog.go)
 //	takeover ──restore──▶ direct gets (events.<session>, any replica) ──▶ State.Events ──▶ session actor
 //
 // A stored event is one line "<stream> <seq> <end> <request ID>\n"
@@ -41,8 +40,7 @@ func (r *Router) Journal(id string, e session.LoggedEvent) {
 	}
 	m := &nats.Msg{Subject: r.node.subj.events(id), Data: encodeEvent(make([]byte, 0, len(e.Stream)+len(e.Data)+32), e)}
 	r.stats.logged.Add(1)
-	// At debug level: under overload every event would say it.
-	r.node.writeAsync(m, slog.LevelDebug, "appending to a session's event log", id)
+	r.node.evw.enqueue(m)
 }
 
 // encodeEvent appends e, as stored, to b.

@@ -47,6 +47,9 @@ type Node struct {
 	renewals, renewFailures atomic.Int64
 	asyncFailures           atomic.Int64 // writes not waited for that failed
 
+	evw          *eventWriter // writes the event log (eventlog.go)
+	atomicEvents bool         // the event log takes atomic batches; set before up is closed
+
 	mu       sync.Mutex
 	sessions jetstream.KeyValue // session ID → directory entry
 	nodes    jetstream.KeyValue // node ID → lease
@@ -94,8 +97,10 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	}
 	n.js = js
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	n.stopped.Add(1)
+	n.evw = newEventWriter(n)
+	n.stopped.Add(2)
 	go n.maintain()
+	go n.evw.run()
 	return n, nil
 }
 
@@ -307,15 +312,12 @@ func (n *Node) createBuckets() error {
 	if err != nil {
 		return fmt.Errorf("creating the catalog bucket: %w", err)
 	}
-	events, err := n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: n.subj.bucket("events"), Description: "mcp-actors session event logs (Last-Event-ID resumption on any node)",
-		Subjects: []string{n.subj.events(">")}, Storage: n.opts.eventStorage(), Replicas: r,
-		MaxAge: n.opts.EventMaxAge, MaxMsgsPerSubject: int64(n.opts.EventsPerSession), MaxBytes: n.opts.EventBytes,
-		Discard: jetstream.DiscardOld, AllowDirect: true,
-	})
+	events, err := n.js.CreateOrUpdateStream(ctx, n.eventStreamConfig())
 	if err != nil {
 		return fmt.Errorf("creating the event log stream: %w", err)
 	}
+	// A server before 2.12 ignores what it does not know: events go one by one.
+	n.atomicEvents = events.CachedInfo().Config.AllowAtomicPublish
 	n.mu.Lock()
 	n.sessions, n.nodes, n.catalog, n.events = sessions, nodes, catalog, events
 	hooks := n.hooks

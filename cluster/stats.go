@@ -29,6 +29,7 @@ type Stats struct {
 	LeaseRenewalFailures int64
 	EventsLogged         int64 // events appended to the sessions' event logs
 	EventsRestored       int64 // events read back for sessions taken over
+	EventBatches         int64 // writes of the event log (batches of events)
 	WriteFailures        int64 // event log and state writes that failed (they are not waited for)
 }
 
@@ -39,7 +40,7 @@ func (r *Router) Stats() Stats {
 		FramesOut: r.stats.framesOut.Load(), FramesIn: r.stats.framesIn.Load(),
 		Takeovers: r.stats.takeovers.Load(), HopTime: time.Duration(r.stats.hopNanos.Load()),
 		LeaseRenewals: r.node.renewals.Load(), LeaseRenewalFailures: r.node.renewFailures.Load(),
-		EventsLogged: r.stats.logged.Load(), EventsRestored: r.stats.restored.Load(),
+		EventsLogged: r.stats.logged.Load(), EventsRestored: r.stats.restored.Load(), EventBatches: r.node.evw.written.Load(),
 		WriteFailures: r.node.asyncFailures.Load(),
 	}
 }

@@ -17,6 +17,7 @@ type ClusterStats struct {
 	LeaseRenewalFailures int64
 	EventsLogged         int64 // events appended to the sessions' event logs
 	EventsRestored       int64 // events read back for sessions taken over
+	EventBatches         int64 // writes of the event log (one batch of events each)
 	WriteFailures        int64 // event log and state writes that failed
 }
 
@@ -29,6 +30,7 @@ type ClusterStats struct {
 //	mcp_cluster_takeovers_total
 //	mcp_cluster_lease_renewals_total{outcome="ok|failed"}
 //	mcp_cluster_events_logged_total, mcp_cluster_events_restored_total
+//	mcp_cluster_event_batches_total        (÷ into events logged = events per write)
 //	mcp_cluster_write_failures_total
 func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 	counter := func(name, help string, labels prometheus.Labels, v func(ClusterStats) float64) prometheus.Collector {
@@ -53,6 +55,8 @@ func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 			func(s ClusterStats) float64 { return float64(s.LeaseRenewalFailures) }),
 		counter("mcp_cluster_events_logged_total", "SSE events appended to the sessions' durable event logs.", nil,
 			func(s ClusterStats) float64 { return float64(s.EventsLogged) }),
+		counter("mcp_cluster_event_batches_total", "Writes of the event log: each carries a batch of events, of one or many sessions.", nil,
+			func(s ClusterStats) float64 { return float64(s.EventBatches) }),
 		counter("mcp_cluster_events_restored_total", "Events read back from the event logs of sessions taken over.", nil,
 			func(s ClusterStats) float64 { return float64(s.EventsRestored) }),
 		counter("mcp_cluster_write_failures_total", "Event log and session state writes (not waited for) that failed.", nil,

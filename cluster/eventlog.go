@@ -1,0 +1,168 @@
+package cluster
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The event log's writer: every event a session logs is queued here, and
+// one goroutine writes the queue to the event log stream, one batch at a
+// time. While a batch waits for its acknowledgement the next events
+// queue up, so under load many events — of many sessions — become one
+// JetStream atomic batch: one replication round (one raft entry) for the
+// batch instead of one per event, the stream's per-session subjects kept,
+// so a takeover reads one session's events as before (events.go). At low
+// load a batch is one event, written at once. A stream that does not take
+// atomic batches (a NATS server before 2.12) gets the events one by one.
+//
+//	Journal ──enqueue──▶ pending ──run: take ≤ maxBatch──▶ publish, the last with Nats-Batch-Commit ──▶ wait for its ack ──▶ next batch
+//
+// Appends stay asynchronous and best effort, as the hot path never waits
+// for them: a batch the stream refuses is lost and counted
+// (mcp_cluster_write_failures_total); a node that is lost loses what it
+// had not written yet.
+type eventWriter struct {
+	node   *Node
+	wake   chan struct{} // a send wakes run
+	prefix string        // of this node's batch IDs: unique per process
+
+	mu      sync.Mutex
+	pending []*nats.Msg
+	batches uint64 // batch IDs given
+
+	written atomic.Int64 // batches written (metrics)
+}
+
+// Bounds of the event log's writer.
+const (
+	maxBatch   = 256             // events per batch (servers take at most 1,000)
+	maxPending = 16384           // events queued; beyond, new ones are dropped and counted
+	batchAck   = 2 * time.Second // how long a batch's acknowledgement is waited for before the next
+)
+
+func newEventWriter(n *Node) *eventWriter {
+	return &eventWriter{node: n, wake: make(chan struct{}, 1), prefix: randomID(8) + "."}
+}
+
+// enqueue queues m for the log.
+func (w *eventWriter) enqueue(m *nats.Msg) {
+	w.mu.Lock()
+	if len(w.pending) >= maxPending {
+		w.mu.Unlock()
+		w.node.asyncFailures.Add(1)
+		w.node.log.Debug("the event log's queue is full: an event is dropped", "subject", m.Subject)
+		return
+	}
+	w.pending = append(w.pending, m)
+	first := len(w.pending) == 1
+	w.mu.Unlock()
+	if first {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// run writes the queue until the node stops, once the stream exists; what
+// is queued then is written without waiting (Close waits for the
+// acknowledgements of everything written without waiting).
+func (w *eventWriter) run() {
+	defer w.node.stopped.Done()
+	select {
+	case <-w.node.up:
+	case <-w.node.stop:
+		return
+	}
+	for {
+		select {
+		case <-w.wake:
+		case <-w.node.stop:
+			for w.write(false) {
+			}
+			return
+		}
+		for w.write(true) {
+		}
+	}
+}
+
+// write publishes up to maxBatch queued events and, with wait, waits for
+// the acknowledgement. It reports whether there was anything to write.
+func (w *eventWriter) write(wait bool) bool {
+	w.mu.Lock()
+	batch := w.pending[:min(len(w.pending), maxBatch)]
+	if len(batch) == 0 {
+		w.mu.Unlock()
+		return false
+	}
+	w.pending = w.pending[len(batch):]
+	if len(w.pending) == 0 {
+		w.pending = nil // let the array go; the next append starts small
+	}
+	w.batches++
+	w.written.Add(1)
+	id := w.prefix + strconv.FormatUint(w.batches, 10)
+	w.mu.Unlock()
+
+	n := w.node
+	last := batch[len(batch)-1]
+	if len(batch) > 1 && n.atomicEvents {
+		for i, m := range batch {
+			m.Header = nats.Header{"Nats-Batch-Id": {id}, "Nats-Batch-Sequence": {strconv.Itoa(i + 1)}}
+		}
+		last.Header.Set("Nats-Batch-Commit", "1")
+		for _, m := range batch[:len(batch)-1] {
+			if err := n.nc.PublishMsg(m); err != nil {
+				w.failed(len(batch), err)
+				return true
+			}
+		}
+	} else {
+		for _, m := range batch[:len(batch)-1] { // a stream without atomic batches
+			if _, err := n.js.PublishMsgAsync(m); err != nil {
+				w.failed(1, err)
+			}
+		}
+	}
+	ack, err := n.js.PublishMsgAsync(last)
+	if err != nil {
+		w.failed(len(batch), err)
+		return true
+	}
+	if !wait {
+		return true
+	}
+	t := time.NewTimer(batchAck)
+	defer t.Stop()
+	select {
+	case <-ack.Ok():
+	case <-ack.Err(): // counted and logged by the JetStream context's handler
+	case <-t.C:
+	case <-n.ctx.Done():
+	}
+	return true
+}
+
+// failed counts events that could not be written.
+func (w *eventWriter) failed(events int, err error) {
+	w.node.asyncFailures.Add(int64(events))
+	w.node.log.Log(context.Background(), slog.LevelDebug, "appending to the event log failed", "events", events, "err", err)
+}
+
+// eventStreamConfig is the configuration of the event log stream.
+func (n *Node) eventStreamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name: n.subj.bucket("events"), Description: "mcp-actors session event logs (Last-Event-ID resumption on any node)",
+		Subjects: []string{n.subj.events(">")}, Storage: n.opts.eventStorage(), Replicas: n.opts.Replicas,
+		MaxAge: n.opts.EventMaxAge, MaxMsgsPerSubject: int64(n.opts.EventsPerSession), MaxBytes: n.opts.EventBytes,
+		Discard: jetstream.DiscardOld, AllowDirect: true, AllowAtomicPublish: true,
+	}
+}
