@@ -55,7 +55,8 @@ func (a *sessionActor) open() {
 	}
 	a.state = stateOpen
 	a.table.Release()
-	a.persist()
+	// Not persisted: a session is restored open once it was initialized
+	// (restore), so a cluster writes one State per session set-up.
 	if a.cfg.OnOpen != nil {
 		a.cfg.OnOpen(a.ref)
 	}

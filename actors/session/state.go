@@ -56,8 +56,8 @@ func (a *sessionActor) persist() {
 	}
 }
 
-// restore puts the actor in st's state: initialized (and open when st
-// says so), with the client's level, subscriptions and data.
+// restore puts the actor in st's state: initialized and open, with the
+// client's level, subscriptions and data.
 func (a *sessionActor) restore(st *State) {
 	if st.ProtocolVersion == "" {
 		return // the session was not initialized yet
@@ -83,7 +83,12 @@ func (a *sessionActor) restore(st *State) {
 		_ = a.data.put(k, v, a.lim)
 	}
 	a.streams.restore(st.Events)
-	if st.Open {
+	// Open even if the State says pending: the client sends
+	// notifications/initialized right after initialize's answer, and the
+	// node that got it may have been lost before writing the State again
+	// (open does not write it). A pending session would hold its requests
+	// to the client for an initialized that does not come again.
+	{
 		a.state = stateOpen
 		a.table.Release()
 		if a.cfg.OnOpen != nil {
