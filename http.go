@@ -110,11 +110,13 @@ func (o *HTTPOptions) check() error {
 // shutting your http.Server down: it ends the sessions' event streams,
 // which http.Server.Shutdown would otherwise wait for.
 func (s *Server) HTTPHandler(opts *HTTPOptions) (http.Handler, error) {
-	return s.httpMux(opts)
+	return s.httpMux(opts, nil)
 }
 
-// httpMux builds the handler HTTPHandler returns.
-func (s *Server) httpMux(opts *HTTPOptions) (*http.ServeMux, error) {
+// httpMux builds the handler HTTPHandler returns. ln, when not nil, is the
+// listener its http.Server accepts from, which held GET streams give their
+// connections back to (see transport.Listener).
+func (s *Server) httpMux(opts *HTTPOptions, ln *transport.Listener) (*http.ServeMux, error) {
 	var o HTTPOptions
 	if opts != nil {
 		o = *opts
@@ -138,6 +140,7 @@ func (s *Server) httpMux(opts *HTTPOptions) (*http.ServeMux, error) {
 		Retry:          o.Retry,
 		Observer:       s.httpObserver(),
 		Logger:         o.Logger,
+		Listener:       ln,
 	})
 	mux := http.NewServeMux()
 	mux.Handle(o.Path, ep)
@@ -170,6 +173,9 @@ func NewHTTPServer(handler http.Handler, log *slog.Logger) *http.Server {
 // connections. It returns nil after a shutdown ctx asked for, and the
 // error that stopped the HTTP server otherwise. extra, when not nil,
 // serves every path the MCP handler does not (debug endpoints, say).
+// Over plain HTTP/1.1 a GET stream's connection is kept alive when the
+// server ends the stream, as any other's (see transport.Listener); over
+// TLS, as with HTTPHandler in your own server, it closes.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, opts *HTTPOptions, extra http.Handler) error {
 	var o HTTPOptions
 	if opts != nil {
@@ -181,8 +187,20 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, opts *HTTPOptions, 
 	if extra != nil && o.Path == "/" {
 		return fmt.Errorf("%w: the path / leaves no room for other handlers", ErrInvalidOptions)
 	}
-	mux, err := s.httpMux(&o)
-	if err != nil {
+	if err := o.check(); err != nil {
+		return err
+	}
+	// Over plain HTTP the connections of held GET streams go back to the
+	// server when the streams end (HTTP/1.1 keep-alive). ServeTLS wraps what
+	// it accepts, and a TLS connection once taken over cannot be given back.
+	var gl *transport.Listener
+	if o.TLSCertFile == "" {
+		gl = transport.NewListener(ln)
+		ln = gl
+	}
+	mux, err := s.httpMux(&o, gl)
+	if err != nil { // not after check; ends gl's goroutine if it ever is
+		_ = ln.Close()
 		return err
 	}
 	if extra != nil {

@@ -1,6 +1,9 @@
 package transport
 
-import "time"
+import (
+	"net"
+	"time"
+)
 
 // SetHoldAfter sets how long a GET stream stays quiet before it is held,
 // until restore is called.
@@ -16,3 +19,7 @@ func Held(h *HTTPHandler) int {
 	defer h.hub.mu.Unlock()
 	return len(h.hub.streams)
 }
+
+// GiveBackWithInput gives c back to l with input to be read first, as a
+// held stream gives its connection back.
+func GiveBackWithInput(l *Listener, c net.Conn, input []byte) bool { return l.giveBack(c, input) }

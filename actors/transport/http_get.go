@@ -12,7 +12,10 @@ import (
 // stream lives on the goroutine net/http gives the request while it is
 // busy; once it has been quiet for holdAfter it is held without one
 // (heldStream) where the connection allows. An idle stream carries a
-// keep-alive comment every KeepAlive.
+// keep-alive comment every KeepAlive. When the server ends the stream, its
+// connection serves the client's next request if the handler has a
+// Listener to give held connections back to (see reusable), and closes
+// otherwise.
 func (h *HTTPHandler) get(x *exchange) {
 	if _, sse := acceptance(x.r); !sse {
 		h.fail(x, http.StatusNotAcceptable, "not acceptable: the Accept header must list text/event-stream")
@@ -54,11 +57,13 @@ func (h *HTTPHandler) get(x *exchange) {
 		h.notFound(x)
 		return
 	}
-	if x.r.ProtoMajor == 1 {
-		// The connection of a GET stream is not reused: the stream may be
-		// held (taken over from net/http), and a held stream's end is the
-		// connection's. Said in the head, a client never takes it back
-		// into its pool, to find it closed under its next request.
+	reuse := h.reusable(x.r)
+	if x.r.ProtoMajor == 1 && !reuse {
+		// The stream may be held (taken over from net/http), and without
+		// a listener to give its connection back to, a held stream's end
+		// is its connection's. Said in the head, a client never takes the
+		// connection back into its pool, to find it closed under its next
+		// request.
 		x.w.Header()["Connection"] = connClose
 	}
 	ew := h.startSSE(x)
@@ -96,7 +101,7 @@ func (h *HTTPHandler) get(x *exchange) {
 		case <-quiet.C:
 			// Only the standalone stream, which lives as long as its
 			// session, is worth holding.
-			if held = standalone && h.hold(x, q, sid); held {
+			if held = standalone && h.hold(x, q, sid, reuse); held {
 				return
 			}
 		case <-ping:

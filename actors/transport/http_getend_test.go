@@ -38,10 +38,12 @@ func rawGET(t *testing.T, c *httpClient, conn net.Conn, extra string) (*http.Res
 }
 
 // TestGETStreamEndClosesTheConnection checks how a GET stream ends when
-// the server ends it (here: the session is deleted), whether net/http still
-// serves it or it is held: over HTTP/1.1 its head says the connection
-// closes after it, the chunked body ends cleanly, and the connection is
-// closed — a client never takes it back into its pool.
+// the server ends it (here: the session is deleted) and the handler has no
+// listener to give a held connection back to (HTTPOptions.Listener), whether
+// net/http still serves the stream or it is held: over HTTP/1.1 its head
+// says the connection closes after it, the chunked body ends cleanly, and
+// the connection is closed — a client never takes it back into its pool.
+// (With a listener: TestGETStreamKeepsItsConnection.)
 func TestGETStreamEndClosesTheConnection(t *testing.T) {
 	for _, hold := range []time.Duration{time.Hour, 0} {
 		t.Run(map[bool]string{true: "served", false: "held"}[hold > 0], func(t *testing.T) {
@@ -132,8 +134,8 @@ func TestHTTP10StreamEndsWithTheConnection(t *testing.T) {
 }
 
 // TestGETStreamEndLeavesPipelinedRequests checks a request the client
-// pipelined behind its GET: the stream's head said the connection closes
-// after it, so when the server ends the stream (here the session's DELETE
+// pipelined behind its GET, without a listener to give connections back
+// to: the stream's head said the connection closes after it, so when the server ends the stream (here the session's DELETE
 // ends it, on the session actor's goroutine) the body ends cleanly and the
 // connection closes without serving the request, which the client sends
 // again on a new connection (RFC 9112, 9.6).

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"net"
 	"net/http"
 	"strconv"
@@ -24,17 +25,25 @@ var holdAfter = 25 * time.Millisecond
 // by a goroutine started for the purpose, which ends when the queue is
 // empty; the handler's hub pings the stream when it has been quiet; a
 // write that fails ends it, and the session is told. The body goes on as
-// net/http began it (chunked over HTTP/1.1) and ends with the connection,
-// which net/http cannot take back.
+// net/http began it (chunked over HTTP/1.1). net/http cannot take the
+// connection back, but the listener it accepts from can (Listener): a
+// stream the server ends cleanly gives its connection back when it may
+// (reuse), for the client's next request, and closes it otherwise.
 //
 //	session ──StreamEvent──▶ Queue (forwarding) ──▶ heldStream.queue ──go run──▶ conn
 //	hub (one goroutine per handler while streams are held) ──ping due──▶ run
+//	run ──the body's end──▶ finish ──GiveBack──▶ Listener ──Accept──▶ http.Server
+//
+// Once done the stream touches the connection no more (no write, no
+// peerGone): it may be serving another request.
 type heldStream struct {
 	h       *HTTPHandler
 	session string
 	sid     messages.StreamID
 	conn    net.Conn
 	chunked bool
+	reuse   bool      // a clean end gives the connection back (see reusable)
+	input   []byte    // what net/http had read of the connection beyond the GET, when reuse
 	start   time.Time // when the GET arrived, for the Observer
 
 	mu        sync.Mutex
@@ -43,7 +52,7 @@ type heldStream struct {
 	ping      bool // a keep-alive comment is due
 	ending    bool // the stream ends once the queue is written
 	cut       bool // its client fell behind: the body is cut off, not ended
-	done      bool // the connection is closed
+	done      bool // the connection is closed or given back
 	lastWrite time.Time
 	buf       []byte
 	frames    []messages.Frame
@@ -52,19 +61,26 @@ type heldStream struct {
 // hold takes a quiet GET stream over from its handler: true when it did,
 // and the handler returns at once without unregistering the stream.
 // Connections that cannot be taken over (HTTP/2) stay with the handler.
-func (h *HTTPHandler) hold(x *exchange, q *router.Queue, sid messages.StreamID) bool {
+// reuse says whether the head let the client keep the connection.
+func (h *HTTPHandler) hold(x *exchange, q *router.Queue, sid messages.StreamID, reuse bool) bool {
 	if x.r.ProtoMajor != 1 {
 		return false
 	}
-	conn, _, err := http.NewResponseController(x.w).Hijack()
+	conn, rw, err := http.NewResponseController(x.w).Hijack()
 	if err != nil {
 		return false
 	}
-	// What net/http buffered of the connection's input is dropped with the
-	// reader: nothing follows a GET stream on its connection.
+	// What net/http read ahead of the connection's input (a request the
+	// client pipelined behind the GET) is kept for the connection's next
+	// owner; without one it is dropped with the reader.
+	var input []byte
+	if n := rw.Reader.Buffered(); reuse && n > 0 {
+		b, _ := rw.Reader.Peek(n)
+		input = bytes.Clone(b)
+	}
 	_ = conn.SetDeadline(time.Time{})
 	s := &heldStream{h: h, session: x.session, sid: sid, conn: conn, chunked: x.r.ProtoAtLeast(1, 1),
-		start: x.start, lastWrite: time.Now()}
+		reuse: reuse, input: input, start: x.start, lastWrite: time.Now()}
 	x.held = true
 	q.Forward(s)
 	h.router.Streams().Replace(sid, s) // the queue is let go of
@@ -95,24 +111,30 @@ func (s *heldStream) Receive(ev messages.StreamEvent) bool {
 }
 
 // Gone implements router.Receiver: the stream has ended, or its client has
-// closed the connection.
+// closed the connection. It looks at the connection under mu, never once
+// the stream is done: a connection given back has another reader, whose
+// pending read the peek would wait for.
 func (s *heldStream) Gone() bool {
 	s.mu.Lock()
-	done := s.done
-	s.mu.Unlock()
-	return done || peerGone(s.conn)
+	defer s.mu.Unlock()
+	return s.done || peerGone(s.conn)
 }
 
 // look ends the stream if its client has closed the connection, and
 // otherwise asks for a ping if it has been quiet for d (> 0).
 func (s *heldStream) look(now time.Time, d time.Duration) {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return
+	}
 	if peerGone(s.conn) {
+		s.mu.Unlock()
 		s.clientGone()
 		return
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if d > 0 && !s.done && !s.writing && now.Sub(s.lastWrite) >= d {
+	if d > 0 && !s.writing && now.Sub(s.lastWrite) >= d {
 		s.ping = true
 		s.kick()
 	}
@@ -159,7 +181,7 @@ func (s *heldStream) run() {
 		last := ending && end != messages.SignalFrame || ending && len(batch) == 0
 		s.buf = s.format(s.buf[:0], events)
 		if (last || end != messages.SignalFrame) && s.chunked && !cut {
-			s.buf = append(s.buf, "0\r\n\r\n"...) // the body's end, then the connection's
+			s.buf = append(s.buf, "0\r\n\r\n"...) // the body's end
 		}
 		var err error
 		if len(s.buf) > 0 {
@@ -183,11 +205,11 @@ func (s *heldStream) run() {
 
 // format frames events as the next piece of the body: one chunk over
 // HTTP/1.1, as they are over HTTP/1.0. A stream the server ends (its
-// session closed, a conflict, a node lost) ends its body cleanly, and
-// then the connection, as its head said (Connection: close, see get): a
-// client must not see an error for a stream it was told is over. The
-// stream of a client that fell behind is cut off, so that it knows to
-// resume.
+// session closed, a conflict, a node lost) ends its body cleanly (run
+// writes the last chunk), and then the connection is given back or
+// closed, as its head said (see get): a client must not see an error for
+// a stream it was told is over. The stream of a client that fell behind is
+// cut off, and its connection closed, so that it knows to resume.
 func (s *heldStream) format(b, events []byte) []byte {
 	if !s.chunked {
 		return append(b, events...)
@@ -201,19 +223,45 @@ func (s *heldStream) format(b, events []byte) []byte {
 	return b
 }
 
-// finish closes the connection and forgets the stream; after a failed
-// write the session is told the stream has no connection any more.
+// finish forgets the stream and lets go of the connection: given back to
+// the listener after a clean end (the body ended, the connection may be
+// reused), closed otherwise (a failed write, a client gone or cut off, a
+// body that ends with the connection). After a failed write the session
+// is told the stream has no connection any more.
 func (s *heldStream) finish(failed bool) {
 	s.mu.Lock()
+	clean := s.reuse && s.chunked && !failed && !s.cut
 	s.done, s.writing, s.queue = true, false, nil
 	s.mu.Unlock()
 	s.h.hub.remove(s)
 	s.h.router.Streams().Unregister(s.sid)
-	_ = s.conn.Close()
+	if !clean || !s.giveBack() {
+		_ = s.conn.Close()
+	}
 	if failed {
 		_ = s.h.router.Deliver(s.h.ctx, s.session, &messages.DetachStream{Stream: s.sid})
 	}
 	if obs := s.h.opts.Observer; obs != nil {
 		obs.HTTPRequest(http.MethodGet, http.StatusOK, time.Since(s.start))
 	}
+}
+
+// giveBack gives the connection, its deadlines cleared and what net/http
+// had read ahead put back, to the listener the http.Server accepts from,
+// and reports whether it was taken.
+func (s *heldStream) giveBack() bool {
+	if s.conn.SetDeadline(time.Time{}) != nil {
+		return false
+	}
+	return s.h.opts.Listener.giveBack(s.conn, s.input)
+}
+
+// reusable reports whether the connection of r's GET stream may serve the
+// client's next request after the server ends the stream, held or not:
+// over plain HTTP/1.1 with a Listener to give a held connection back to,
+// when the client did not ask to close and sent no body (a body left
+// unread would be taken for the next request).
+func (h *HTTPHandler) reusable(r *http.Request) bool {
+	return h.opts.Listener != nil && r.ProtoMajor == 1 && r.ProtoAtLeast(1, 1) && r.TLS == nil &&
+		!r.Close && r.ContentLength == 0 && len(r.TransferEncoding) == 0
 }

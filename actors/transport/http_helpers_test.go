@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,6 +46,9 @@ type httpSetup struct {
 	// Configure, when set, may change the http.Server NewHTTPServer built
 	// before it serves.
 	Configure func(*http.Server)
+	// GiveBack serves from a transport.Listener, which held GET streams
+	// give their connections back to (HTTP.Listener).
+	GiveBack bool
 }
 
 // httpFixture is a server with the reference tools and a few of its own,
@@ -58,6 +62,9 @@ type httpFixture struct {
 	url  string
 	port string
 	obs  *httpObserver
+	// dialed counts the connections accepted from the network (not those
+	// given back).
+	dialed *atomic.Int64
 
 	// gateStarted receives the request ID when "gate" runs; gate releases
 	// it (close or send); gateEnded receives ctx.Err() when "gate" was
@@ -108,6 +115,12 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 	}
 	if opts.Observer == nil {
 		opts.Observer = f.obs
+	}
+	f.dialed = new(atomic.Int64)
+	ln = countingListener{ln, f.dialed}
+	if setup.GiveBack {
+		gl := transport.NewListener(ln)
+		ln, opts.Listener = gl, gl
 	}
 	served := make(chan error, 1)
 	h := transport.NewHTTPHandler(f.srv.Router(), &opts)
@@ -298,4 +311,18 @@ func (a bearerAuth) Authenticate(ctx context.Context, h transport.RequestHeaders
 		err = fmt.Errorf("%w: %w", err, errAuthInternal)
 	}
 	return p, err
+}
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
 }
