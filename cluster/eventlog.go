@@ -36,6 +36,7 @@ type eventWriter struct {
 	mu      sync.Mutex
 	pending []*nats.Msg
 	batches uint64 // batch IDs given
+	lost    bool   // the node was killed: nothing more is written
 
 	written atomic.Int64 // batches written (metrics)
 }
@@ -54,6 +55,10 @@ func newEventWriter(n *Node) *eventWriter {
 // enqueue queues m for the log.
 func (w *eventWriter) enqueue(m *nats.Msg) {
 	w.mu.Lock()
+	if w.lost {
+		w.mu.Unlock()
+		return
+	}
 	if len(w.pending) >= maxPending {
 		w.mu.Unlock()
 		w.node.asyncFailures.Add(1)
@@ -69,6 +74,14 @@ func (w *eventWriter) enqueue(m *nats.Msg) {
 		default:
 		}
 	}
+}
+
+// lose drops what is queued and everything enqueued from now on, as a
+// node's crash does (Node.Kill).
+func (w *eventWriter) lose() {
+	w.mu.Lock()
+	w.pending, w.lost = nil, true
+	w.mu.Unlock()
 }
 
 // run writes the queue until the node stops, once the stream exists; what
@@ -114,7 +127,7 @@ func (w *eventWriter) write(wait bool) bool {
 
 	n := w.node
 	last := batch[len(batch)-1]
-	if len(batch) > 1 && n.atomicEvents {
+	if len(batch) > 1 && n.atomicEvents.Load() {
 		for i, m := range batch {
 			m.Header = nats.Header{"Nats-Batch-Id": {id}, "Nats-Batch-Sequence": {strconv.Itoa(i + 1)}}
 		}

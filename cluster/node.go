@@ -48,7 +48,7 @@ type Node struct {
 	asyncFailures           atomic.Int64 // writes not waited for that failed
 
 	evw          *eventWriter // writes the event log (eventlog.go)
-	atomicEvents bool         // the event log takes atomic batches; set before up is closed
+	atomicEvents atomic.Bool  // the event log takes atomic batches
 
 	mu       sync.Mutex
 	sessions jetstream.KeyValue // session ID → directory entry
@@ -317,7 +317,7 @@ func (n *Node) createBuckets() error {
 		return fmt.Errorf("creating the event log stream: %w", err)
 	}
 	// A server before 2.12 ignores what it does not know: events go one by one.
-	n.atomicEvents = events.CachedInfo().Config.AllowAtomicPublish
+	n.atomicEvents.Store(events.CachedInfo().Config.AllowAtomicPublish)
 	n.mu.Lock()
 	n.sessions, n.nodes, n.catalog, n.events = sessions, nodes, catalog, events
 	hooks := n.hooks
@@ -545,6 +545,7 @@ func (n *Node) Close() {
 // goodbye. For tests of node loss.
 func (n *Node) Kill() {
 	n.closing.Do(func() {
+		n.evw.lose()
 		close(n.stop)
 		n.cancel()
 		n.stopped.Wait()
