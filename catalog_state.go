@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -207,4 +208,66 @@ func (s *Server) applyState(key string, value []byte) {
 			s.bumpVersion(string(uri), v)
 		}
 	}
+}
+
+// markTools is the key of the tool list's fingerprint in a session's
+// catalog mark; a resource's version is under its state key (resKey).
+const markTools = "tools"
+
+// catalogMark is a session's catalog mark (session.Config.Mark): the
+// fingerprint of the tool list and the version of each resource it
+// subscribes to, as this node knows them now.
+func (s *Server) catalogMark(subscriptions []string) map[string]string {
+	m := make(map[string]string, 1+len(subscriptions))
+	m[markTools] = s.toolsFingerprint()
+	for _, uri := range subscriptions {
+		m[resKey(uri)] = strconv.FormatUint(s.ResourceVersion(uri), 10)
+	}
+	return m
+}
+
+// catchUp returns what a session restored after the loss of its node
+// must be told (session.Config.CatchUp) of what changed in the catalog
+// since its mark:
+// the broadcasts of a change made while it had no node reached no one.
+// A change its lost node told it of after its last State write is told
+// again — once more is harmless (the client lists or reads again); never
+// is not. A mark of a State written without one says nothing.
+func (s *Server) catchUp(mark map[string]string) []*messages.NotifyClient {
+	if mark == nil {
+		return nil
+	}
+	var out []*messages.NotifyClient
+	notify := func(method string, params any, uri string) {
+		frame, err := messages.EncodeNotification(method, params)
+		if err == nil {
+			out = append(out, &messages.NotifyClient{Data: frame, URI: uri})
+		}
+	}
+	if fp, ok := mark[markTools]; ok && fp != s.toolsFingerprint() {
+		notify(messages.MethodToolsListChanged, &messages.ListChangedParams{}, "")
+	}
+	for key, v := range mark {
+		enc, ok := strings.CutPrefix(key, resKeyPrefix)
+		if !ok {
+			continue
+		}
+		uri, err := base64.RawURLEncoding.DecodeString(enc)
+		seen, perr := strconv.ParseUint(v, 10, 64)
+		if err == nil && perr == nil && s.ResourceVersion(string(uri)) > seen {
+			notify(messages.MethodResourceUpdated, &messages.ResourceUpdatedParams{URI: string(uri)}, string(uri))
+		}
+	}
+	return out
+}
+
+// toolsFingerprint identifies the list of enabled tools: the FNV-1a hash
+// of their names, in order.
+func (s *Server) toolsFingerprint() string {
+	h := fnv.New64a()
+	for _, name := range s.tools.Load().keys {
+		_, _ = h.Write([]byte(name))
+		_, _ = h.Write([]byte{0})
+	}
+	return strconv.FormatUint(h.Sum64(), 16)
 }

@@ -195,6 +195,8 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	s.local, s.router, s.cluster, s.state = local, rt, rt, rt
 	s.cfg.Streams = rt
 	s.cfg.Persist = rt.Persist
+	s.cfg.Mark = s.catalogMark
+	s.cfg.CatchUp = s.catchUp
 	s.cfg.Journal = rt.Journal
 	if s.opts.Metrics != nil {
 		metrics.RegisterCluster(s.opts.Metrics, func() metrics.ClusterStats {

@@ -4,39 +4,60 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // UpdateCatalog sets key of the cluster's catalog state to what update
 // makes of its value (nil when absent): a compare-and-swap on the key's
-// revision, retried while another node changes it meanwhile. See
+// revision, retried while another node changes it meanwhile. After a node
+// loss the bucket may be electing a leader for a few seconds, and a read
+// sent meanwhile may never be answered: each read and write is bounded,
+// and one that failed that way is tried again until ctx ends. See
 // mcpactors' catalog state.
 func (r *Router) UpdateCatalog(ctx context.Context, key string, update func(old []byte) []byte) error {
 	if err := r.node.waitBuckets(ctx); err != nil {
 		return err
 	}
 	kv := r.node.kv(func() jetstream.KeyValue { return r.node.catalog })
+	backoff := 50 * time.Millisecond
 	for range 64 {
-		e, err := kv.Get(ctx, key)
+		err := r.updateOnce(ctx, kv, key, update)
 		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-			if _, err = kv.Create(ctx, key, update(nil)); err == nil {
-				return nil
+		case err == nil:
+			return nil
+		case errors.Is(err, jetstream.ErrKeyExists):
+			continue // another node changed it first: read it again
+		case transient(err) && ctx.Err() == nil:
+			select { // storage is away for a moment: look again
+			case <-ctx.Done():
+			case <-time.After(backoff):
 			}
-		case err != nil:
-			return fmt.Errorf("cluster: reading the catalog state: %w", err)
-		default:
-			if _, err = kv.Update(ctx, key, update(e.Value()), e.Revision()); err == nil {
-				return nil
-			}
+			backoff = min(2*backoff, time.Second)
+			continue
 		}
-		if !errors.Is(err, jetstream.ErrKeyExists) {
-			return fmt.Errorf("cluster: writing the catalog state: %w", err)
-		}
-		// Another node changed it first: read it again.
+		return fmt.Errorf("cluster: updating the catalog state: %w", err)
 	}
 	return errors.New("cluster: the catalog state changes too often to update")
+}
+
+// catalogOpTimeout bounds each read and write of UpdateCatalog.
+const catalogOpTimeout = 2 * time.Second
+
+// updateOnce reads key and writes what update makes of it, if nobody
+// changed it meanwhile (jetstream.ErrKeyExists otherwise).
+func (r *Router) updateOnce(ctx context.Context, kv jetstream.KeyValue, key string, update func(old []byte) []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, catalogOpTimeout)
+	defer cancel()
+	e, err := kv.Get(ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		_, err = kv.Create(ctx, key, update(nil))
+	case err == nil:
+		_, err = kv.Update(ctx, key, update(e.Value()), e.Revision())
+	}
+	return err
 }
 
 // WatchCatalog calls apply with every value of the catalog state and then

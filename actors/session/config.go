@@ -103,6 +103,17 @@ type Config struct {
 	// for Last-Event-ID resumption, on the actor, in order: it must not
 	// block (a cluster appends it to a JetStream stream without waiting).
 	Journal func(id string, e LoggedEvent)
+	// Mark, when set with Persist, is called on the actor at every State
+	// write, with the session's subscriptions, for what the server knows
+	// of the catalog the session has been told of (its tool list, the
+	// versions of the resources it subscribes to); the State keeps it
+	// (State.Mark). CatchUp, when set, is called for a session restored
+	// from a State, once it is open, with that mark, and returns what the
+	// session must be told of what changed while it had no node (a change
+	// broadcast then reached no one); the session sends it as it sends a
+	// broadcast. Neither may block.
+	Mark    func(subscriptions []string) map[string]string
+	CatchUp func(mark map[string]string) []*messages.NotifyClient
 	// OnOpen and OnClose are called on the actor when a session opens
 	// (notifications/initialized) and when it closes. They must not block.
 	OnOpen  func(r *Ref)

@@ -23,6 +23,9 @@ type State struct {
 	LogLevel           messages.LoggingLevel       `json:"logLevel,omitempty"`
 	Subscriptions      []string                    `json:"subscriptions,omitempty"`
 	Data               map[string][]byte           `json:"data,omitempty"`
+	// Mark is what the server knew of the catalog the session had been
+	// told of when the State was written (Config.Mark).
+	Mark map[string]string `json:"mark,omitempty"`
 
 	// Events is the session's event log as the cluster kept it (see
 	// Config.Journal), for a restored session; it is not part of the
@@ -43,6 +46,9 @@ func (a *sessionActor) snapshot() *State {
 		st.ProtocolVersion = a.info.ProtocolVersion
 		st.ClientInfo = a.info.ClientInfo
 		st.ClientCapabilities = a.info.ClientCapabilities
+	}
+	if a.cfg.Mark != nil {
+		st.Mark = a.cfg.Mark(st.Subscriptions)
 	}
 	return st
 }
@@ -93,6 +99,11 @@ func (a *sessionActor) restore(st *State) {
 		a.table.Release()
 		if a.cfg.OnOpen != nil {
 			a.cfg.OnOpen(a.ref) // broadcasts reach it, as any open session
+		}
+		if a.cfg.CatchUp != nil {
+			for _, m := range a.cfg.CatchUp(st.Mark) {
+				a.notifyClient(m)
+			}
 		}
 	}
 }
