@@ -57,19 +57,15 @@ type Router struct {
 
 // Header names of routed messages.
 const (
-	headerSession   = "Mcp-Session"
-	headerStatus    = "Mcp-Status"
-	headerOp        = "Mcp-Op"        // "lookup": a Lookup, not a message
-	headerPrincipal = "Mcp-Principal" // a lookup's answer
-	headerVersion   = "Mcp-Version"   // a lookup's answer
-	headerOwner     = "Mcp-Owner"     // where a moved session is
+	headerSession = "Mcp-Session"
+	headerStatus  = "Mcp-Status"
+	headerOp      = "Mcp-Op"    // opAsync: not a plain delivery
+	headerOwner   = "Mcp-Owner" // where a moved session is
 )
 
-// Operations other than a plain delivery (which is acknowledged).
-const (
-	opLookup = "lookup" // what a transport checks about a session
-	opAsync  = "async"  // a request answered only when it cannot be delivered (async.go)
-)
+// opAsync marks a request answered only when it cannot be delivered
+// (async.go); a plain delivery is acknowledged.
+const opAsync = "async"
 
 // Delivery outcomes in a reply's Mcp-Status header.
 const (
@@ -361,33 +357,25 @@ func (r *Router) setOwner(id, owner string) {
 	r.dir.Store(id, e)
 }
 
-// onSession receives a message for one of this node's sessions, or a
-// lookup of one. A session this node does not hold may have been its own
-// before it restarted (it is restored here) or moved (the sender is told
-// where).
+// onSession receives a message for one of this node's sessions. A
+// session this node does not hold may have been its own before it
+// restarted (it is restored here) or moved (the sender is told where).
 func (r *Router) onSession(msg *nats.Msg) {
 	r.stats.received.Add(1)
 	reply := nats.NewMsg(msg.Reply)
 	id := msg.Header.Get(headerSession)
 	ctx, cancel := context.WithTimeout(context.Background(), deliverTimeout)
 	defer cancel()
-	var m messages.ActorMessage
-	lookup := msg.Header.Get(headerOp) == opLookup
-	if !lookup {
-		var err error
-		if m, err = messages.DecodeActorMessage(msg.Data); err != nil {
-			reply.Header.Set(headerStatus, statusBad)
-			reply.Data = []byte(err.Error())
-			_ = msg.RespondMsg(reply)
-			return
-		}
+	m, err := messages.DecodeActorMessage(msg.Data)
+	if err != nil {
+		reply.Header.Set(headerStatus, statusBad)
+		reply.Data = []byte(err.Error())
+		_ = msg.RespondMsg(reply)
+		return
 	}
 	for range 2 {
-		var err error
-		var meta router.Meta
-		if lookup {
-			meta, err = r.local.Lookup(ctx, id)
-		} else if err = r.accept(ctx, id, m); err == nil {
+		err := r.accept(ctx, id, m)
+		if err == nil {
 			err = r.local.Deliver(ctx, id, m)
 		}
 		if errors.Is(err, errForeign) {
@@ -396,10 +384,6 @@ func (r *Router) onSession(msg *nats.Msg) {
 		}
 		if err == nil {
 			reply.Header.Set(headerStatus, statusOK)
-			if lookup {
-				reply.Header.Set(headerPrincipal, meta.Principal)
-				reply.Header.Set(headerVersion, meta.ProtocolVersion)
-			}
 			break
 		}
 		if r.ended(id) {

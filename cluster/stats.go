@@ -7,8 +7,8 @@ import (
 
 // stats counts what a node's router does, for metrics (Router.Stats).
 type stats struct {
-	routed    atomic.Int64 // messages and lookups sent to another node
-	received  atomic.Int64 // messages and lookups received from another node
+	routed    atomic.Int64 // messages sent to another node
+	received  atomic.Int64 // messages received from another node
 	framesOut atomic.Int64 // stream events sent to another node
 	framesIn  atomic.Int64 // stream events received from another node
 	takeovers atomic.Int64 // sessions taken over from a lost node

@@ -9,7 +9,7 @@ import (
 // ClusterStats are a cluster node's routing counters, totals since it
 // started.
 type ClusterStats struct {
-	Routed, Received     int64         // messages and lookups to and from other nodes
+	Routed, Received     int64         // messages to and from other nodes
 	FramesOut, FramesIn  int64         // stream events to and from other nodes
 	Takeovers            int64         // sessions taken over from lost nodes
 	HopTime              time.Duration // total wait for routed messages' acknowledgements
