@@ -47,6 +47,16 @@ func resKey(uri string) string {
 	return resKeyPrefix + base64.RawURLEncoding.EncodeToString([]byte(uri))
 }
 
+// resURI is the URI of a resource's state key, and whether key is one.
+func resURI(key string) (string, bool) {
+	enc, ok := strings.CutPrefix(key, resKeyPrefix)
+	if !ok {
+		return "", false
+	}
+	uri, err := base64.RawURLEncoding.DecodeString(enc)
+	return string(uri), err == nil
+}
+
 // SetToolEnabled lists the tool name (added with AddTool) or hides it: a
 // disabled tool is neither listed nor callable, and its handler is kept
 // for when it is enabled again. Every open session — in a cluster, on every
@@ -202,10 +212,10 @@ func (s *Server) applyState(key string, value []byte) {
 			s.applyTool(string(name), string(value) == stateOn)
 		}
 	case strings.HasPrefix(key, resKeyPrefix):
-		uri, err := base64.RawURLEncoding.DecodeString(key[len(resKeyPrefix):])
-		v, verr := strconv.ParseUint(string(value), 10, 64)
-		if err == nil && verr == nil {
-			s.bumpVersion(string(uri), v)
+		uri, ok := resURI(key)
+		v, err := strconv.ParseUint(string(value), 10, 64)
+		if ok && err == nil {
+			s.bumpVersion(uri, v)
 		}
 	}
 }
@@ -239,23 +249,18 @@ func (s *Server) catchUp(mark map[string]string) []*messages.NotifyClient {
 	}
 	var out []*messages.NotifyClient
 	notify := func(method string, params any, uri string) {
-		frame, err := messages.EncodeNotification(method, params)
-		if err == nil {
-			out = append(out, &messages.NotifyClient{Data: frame, URI: uri})
+		if m := s.notification(method, params, uri); m != nil {
+			out = append(out, m)
 		}
 	}
 	if fp, ok := mark[markTools]; ok && fp != s.toolsFingerprint() {
 		notify(messages.MethodToolsListChanged, &messages.ListChangedParams{}, "")
 	}
 	for key, v := range mark {
-		enc, ok := strings.CutPrefix(key, resKeyPrefix)
-		if !ok {
-			continue
-		}
-		uri, err := base64.RawURLEncoding.DecodeString(enc)
-		seen, perr := strconv.ParseUint(v, 10, 64)
-		if err == nil && perr == nil && s.ResourceVersion(string(uri)) > seen {
-			notify(messages.MethodResourceUpdated, &messages.ResourceUpdatedParams{URI: string(uri)}, string(uri))
+		uri, ok := resURI(key)
+		seen, err := strconv.ParseUint(v, 10, 64)
+		if ok && err == nil && s.ResourceVersion(uri) > seen {
+			notify(messages.MethodResourceUpdated, &messages.ResourceUpdatedParams{URI: uri}, uri)
 		}
 	}
 	return out

@@ -299,15 +299,26 @@ func (s *Server) end(ctx context.Context, grace time.Duration) error {
 // broadcast sends an encoded notification to every open session (for a
 // resource update, to those subscribed to uri).
 func (s *Server) broadcast(method string, params any, uri string) {
-	frame, err := messages.EncodeNotification(method, params)
-	if err != nil {
-		s.log.Error("encoding a broadcast failed", "method", method, "err", err)
+	m := s.notification(method, params, uri)
+	if m == nil {
 		return
 	}
 	s.open.Range(func(_, v any) bool {
-		v.(*session.Ref).Send(&messages.NotifyClient{Data: frame, URI: uri})
+		v.(*session.Ref).Send(m)
 		return true
 	})
+}
+
+// notification returns the message that has a session send notification
+// method (for subscribers of uri only, when not ""); nil, logged, if it
+// cannot be encoded.
+func (s *Server) notification(method string, params any, uri string) *messages.NotifyClient {
+	frame, err := messages.EncodeNotification(method, params)
+	if err != nil {
+		s.log.Error("encoding a notification failed", "method", method, "err", err)
+		return nil
+	}
+	return &messages.NotifyClient{Data: frame, URI: uri}
 }
 
 // minLevel drops records below min (the actor system logs dead letters at

@@ -21,7 +21,7 @@ func (r *Router) UpdateCatalog(ctx context.Context, key string, update func(old 
 		return err
 	}
 	kv := r.node.kv(func() jetstream.KeyValue { return r.node.catalog })
-	backoff := 50 * time.Millisecond
+	var b backoff
 	for range 64 {
 		err := r.updateOnce(ctx, kv, key, update)
 		switch {
@@ -29,13 +29,8 @@ func (r *Router) UpdateCatalog(ctx context.Context, key string, update func(old 
 			return nil
 		case errors.Is(err, jetstream.ErrKeyExists):
 			continue // another node changed it first: read it again
-		case transient(err) && ctx.Err() == nil:
-			select { // storage is away for a moment: look again
-			case <-ctx.Done():
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, time.Second)
-			continue
+		case b.retry(ctx, err):
+			continue // storage is away for a moment: look again
 		}
 		return fmt.Errorf("cluster: updating the catalog state: %w", err)
 	}

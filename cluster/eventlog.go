@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"context"
-	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -35,10 +33,9 @@ type eventWriter struct {
 
 	mu      sync.Mutex
 	pending []*nats.Msg
-	batches uint64 // batch IDs given
-	lost    bool   // the node was killed: nothing more is written
+	lost    bool // the node was killed: nothing more is written
 
-	written atomic.Int64 // batches written (metrics)
+	written atomic.Int64 // batches written: the last batch's ID, and metrics
 }
 
 // Bounds of the event log's writer.
@@ -120,9 +117,7 @@ func (w *eventWriter) write(wait bool) bool {
 	if len(w.pending) == 0 {
 		w.pending = nil // let the array go; the next append starts small
 	}
-	w.batches++
-	w.written.Add(1)
-	id := w.prefix + strconv.FormatUint(w.batches, 10)
+	id := w.prefix + strconv.FormatInt(w.written.Add(1), 10)
 	w.mu.Unlock()
 
 	n := w.node
@@ -167,7 +162,7 @@ func (w *eventWriter) write(wait bool) bool {
 // failed counts events that could not be written.
 func (w *eventWriter) failed(events int, err error) {
 	w.node.asyncFailures.Add(int64(events))
-	w.node.log.Log(context.Background(), slog.LevelDebug, "appending to the event log failed", "events", events, "err", err)
+	w.node.log.Debug("appending to the event log failed", "events", events, "err", err)
 }
 
 // eventStreamConfig is the configuration of the event log stream.

@@ -429,13 +429,11 @@ func (r *Router) accept(ctx context.Context, id string, m messages.ActorMessage)
 	default:
 		return nil // the session answers others on their stream
 	}
-	if err := r.local.Check(ctx, id, principal); err != nil {
-		if _, lerr := r.local.Lookup(ctx, id); lerr == nil {
-			return errForeign // here, but not the sender's
-		}
-		return err
+	meta, err := r.local.Lookup(ctx, id)
+	if err == nil && meta.Principal != principal {
+		err = errForeign // here, but not the sender's
 	}
-	return nil
+	return err
 }
 
 // errForeign refuses a message for a session of this node from another

@@ -75,19 +75,8 @@ func (r *Router) recover(ctx context.Context, id, suspect string) (string, error
 	// After a node loss the directory's stream may be electing a new
 	// leader for a few seconds: reads and writes fail meanwhile, and are
 	// tried again.
-	backoff := 50 * time.Millisecond
-	retry := func(err error) bool {
-		if ctx.Err() != nil || !transient(err) {
-			return false
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, time.Second)
-		return true
-	}
+	var b backoff
+	retry := func(err error) bool { return b.retry(ctx, err) }
 	for attempt := 0; attempt < 64; attempt++ {
 		if r.draining.Load() {
 			return "", ErrOwnerBusy // shutting down: another node takes it once the lease is given up
@@ -147,6 +136,25 @@ func (r *Router) recover(ctx context.Context, id, suspect string) (string, error
 		return r.node.ID(), nil
 	}
 	return "", fmt.Errorf("cluster: session %s changes owner too often to take over", id)
+}
+
+// backoff spaces the tries of a storage operation that failed with a
+// transient error: 50 ms, doubling up to a second.
+type backoff struct{ next time.Duration }
+
+// retry reports whether an operation that failed with err may be tried
+// again, after waiting its turn: err is transient and ctx is not done.
+func (b *backoff) retry(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || !transient(err) {
+		return false
+	}
+	b.next = min(max(2*b.next, 50*time.Millisecond), time.Second)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(b.next):
+		return true
+	}
 }
 
 // transient reports whether a storage error may pass by itself: a stream

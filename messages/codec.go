@@ -111,6 +111,11 @@ func DecodeActorMessage(data []byte) (ActorMessage, error) {
 	if err := e.decode(data); err != nil {
 		return nil, err
 	}
+	return e.actorMessage()
+}
+
+// actorMessage returns the actor message e holds.
+func (e *envelope) actorMessage() (ActorMessage, error) {
 	switch e.typ {
 	case typeHandleRequest:
 		msg, err := decodeMsg(e.payload, KindRequest)
@@ -176,6 +181,11 @@ func DecodeStreamEvent(data []byte) (StreamEvent, error) {
 	if err := e.decode(data); err != nil {
 		return StreamEvent{}, err
 	}
+	return e.streamEvent()
+}
+
+// streamEvent returns the stream event e holds.
+func (e *envelope) streamEvent() (StreamEvent, error) {
 	if e.signal > uint64(SignalNotFound) {
 		return StreamEvent{}, fmt.Errorf("%w: unknown signal %d", ErrBadEncoding, e.signal)
 	}

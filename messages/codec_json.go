@@ -3,7 +3,8 @@ package messages
 import (
 	"encoding/json"
 	"fmt"
-	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // This file decodes the JSON encoding that nodes of the release before the
@@ -23,17 +24,19 @@ import (
 //
 // Empty members are left out; decoders ignore members they do not know.
 
-// The type names of the JSON-encoded actor messages.
-const (
-	legacyHandleRequest      = "handleRequest"
-	legacyHandleNotification = "handleNotification"
-	legacyDeliverResponse    = "deliverResponse"
-	legacyAttachStream       = "attachStream"
-	legacyDetachStream       = "detachStream"
-	legacyNotifyClient       = "notifyClient"
-	legacyDeleteSession      = "deleteSession"
-	legacyCloseSession       = "closeSession"
-)
+// legacyTypes maps the type names of the JSON-encoded actor messages to
+// the binary envelope's types: a JSON message is decoded as the envelope
+// it would be (envelope.actorMessage).
+var legacyTypes = map[string]uint64{
+	"handleRequest":      typeHandleRequest,
+	"handleNotification": typeHandleNotification,
+	"deliverResponse":    typeDeliverResponse,
+	"attachStream":       typeAttachStream,
+	"detachStream":       typeDetachStream,
+	"notifyClient":       typeNotifyClient,
+	"deleteSession":      typeDeleteSession,
+	"closeSession":       typeCloseSession,
+}
 
 // isJSONObject reports whether data's first byte other than JSON white
 // space is '{': the JSON encoding, not the binary one.
@@ -52,13 +55,6 @@ func isJSONObject(data []byte) bool {
 type wireStreamID struct {
 	Node string `json:"node,omitempty"`
 	N    uint64 `json:"n"`
-}
-
-func (w *wireStreamID) id() StreamID {
-	if w == nil {
-		return StreamID{}
-	}
-	return StreamID{Node: w.Node, N: w.N}
 }
 
 // wireActorMessage is the JSON encoding of every actor message.
@@ -81,40 +77,19 @@ func decodeLegacyActorMessage(data []byte) (ActorMessage, error) {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadEncoding, err)
 	}
-	switch w.Type {
-	case legacyHandleRequest:
-		msg, err := decodeMsg(w.Msg, KindRequest)
-		if err != nil {
-			return nil, err
-		}
-		return &HandleRequest{Principal: w.Principal, Msg: msg, Stream: w.Stream.id()}, nil
-	case legacyHandleNotification:
-		msg, err := decodeMsg(w.Msg, KindNotification)
-		if err != nil {
-			return nil, err
-		}
-		return &HandleNotification{Principal: w.Principal, Msg: msg}, nil
-	case legacyDeliverResponse:
-		msg, err := decodeMsg(w.Msg, KindResponse, KindError)
-		if err != nil {
-			return nil, err
-		}
-		return &DeliverResponse{Principal: w.Principal, Msg: msg}, nil
-	case legacyAttachStream:
-		return &AttachStream{Principal: w.Principal, Stream: w.Stream.id(), LastEventID: w.LastEventID}, nil
-	case legacyDetachStream:
-		return &DetachStream{Stream: w.Stream.id()}, nil
-	case legacyNotifyClient:
-		if w.Data == nil {
-			return nil, fmt.Errorf("%w: notifyClient without data", ErrBadEncoding)
-		}
-		return &NotifyClient{Data: w.Data, URI: w.URI}, nil
-	case legacyDeleteSession:
-		return &DeleteSession{Principal: w.Principal}, nil
-	case legacyCloseSession:
-		return &CloseSession{Reason: w.Reason, Grace: time.Duration(w.GraceNs), Handover: w.Handover}, nil
+	typ, ok := legacyTypes[w.Type]
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown type %q", ErrBadEncoding, w.Type)
 	}
-	return nil, fmt.Errorf("%w: unknown type %q", ErrBadEncoding, w.Type)
+	e := envelope{typ: typ, principal: w.Principal, lastEventID: w.LastEventID, uri: w.URI, reason: w.Reason,
+		graceNs: uint64(w.GraceNs), handover: protowire.EncodeBool(w.Handover), payload: w.Msg}
+	if w.Stream != nil {
+		e.streamNode, e.streamN = w.Stream.Node, w.Stream.N
+	}
+	if typ == typeNotifyClient {
+		e.payload = w.Data
+	}
+	return e.actorMessage()
 }
 
 // wireStreamEvent is the JSON encoding of a StreamEvent.
@@ -136,15 +111,12 @@ func decodeLegacyStreamEvent(data []byte) (StreamEvent, error) {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return StreamEvent{}, fmt.Errorf("%w: %v", ErrBadEncoding, err)
 	}
-	if w.Signal > SignalNotFound {
-		return StreamEvent{}, fmt.Errorf("%w: unknown signal %d", ErrBadEncoding, w.Signal)
-	}
-	ev := StreamEvent{Stream: w.Stream.id(), Signal: w.Signal}
+	e := envelope{streamNode: w.Stream.Node, streamN: w.Stream.N, signal: uint64(w.Signal)}
 	if w.Signal == SignalFrame {
 		if w.Frame == nil {
 			return StreamEvent{}, fmt.Errorf("%w: a frame event without a frame", ErrBadEncoding)
 		}
-		ev.Frame = Frame{EventID: w.Frame.EventID, Data: w.Frame.Data, End: w.Frame.End}
+		e.eventID, e.payload, e.end = w.Frame.EventID, w.Frame.Data, protowire.EncodeBool(w.Frame.End)
 	}
-	return ev, nil
+	return e.streamEvent()
 }

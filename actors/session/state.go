@@ -8,15 +8,15 @@ import (
 )
 
 // State is what a session must keep to survive the loss of the node that
-// runs it: what it learnt at initialize, whether it is open, what the
-// client set (log level, subscriptions), and its data store. A cluster
+// runs it: what it learnt at initialize (a restored session is open),
+// what the client set (log level, subscriptions), its data store, and a
+// mark of the catalog it was told of. A cluster
 // keeps the last State of every session it owns durable (Config.Persist)
 // and spawns a session from it on another node (SpawnOptions.Restore).
 // Handlers' roots listeners are code and are not kept: a restored session
 // has none.
 type State struct {
 	Principal          string                      `json:"principal,omitempty"`
-	Open               bool                        `json:"open"`
 	ProtocolVersion    string                      `json:"protocolVersion"`
 	ClientInfo         messages.Implementation     `json:"clientInfo"`
 	ClientCapabilities messages.ClientCapabilities `json:"clientCapabilities"`
@@ -37,7 +37,6 @@ type State struct {
 func (a *sessionActor) snapshot() *State {
 	st := &State{
 		Principal:     a.principal,
-		Open:          a.state == stateOpen,
 		LogLevel:      a.logLevel,
 		Subscriptions: slices.Sorted(maps.Keys(a.subs)),
 		Data:          maps.Clone(a.data.m),
@@ -75,7 +74,6 @@ func (a *sessionActor) restore(st *State) {
 	}
 	a.ref.info.Store(a.info)
 	a.streams.prime = a.info.ProtocolVersion >= messages.Version20251125
-	a.state = statePending
 	if st.LogLevel != "" && st.LogLevel.Valid() {
 		a.logLevel, a.logRank = st.LogLevel, st.LogLevel.Rank()
 	}
@@ -89,21 +87,19 @@ func (a *sessionActor) restore(st *State) {
 		_ = a.data.put(k, v, a.lim)
 	}
 	a.streams.restore(st.Events)
-	// Open even if the State says pending: the client sends
-	// notifications/initialized right after initialize's answer, and the
-	// node that got it may have been lost before writing the State again
-	// (open does not write it). A pending session would hold its requests
-	// to the client for an initialized that does not come again.
-	{
-		a.state = stateOpen
-		a.table.Release()
-		if a.cfg.OnOpen != nil {
-			a.cfg.OnOpen(a.ref) // broadcasts reach it, as any open session
-		}
-		if a.cfg.CatchUp != nil {
-			for _, m := range a.cfg.CatchUp(st.Mark) {
-				a.notifyClient(m)
-			}
+	// Open, though the State was written before notifications/initialized
+	// (open does not write it): the client sends it right after
+	// initialize's answer, and the node that got it may be the one that
+	// was lost. A pending session would hold its requests to the client
+	// for an initialized that does not come again.
+	a.state = stateOpen
+	a.table.Release()
+	if a.cfg.OnOpen != nil {
+		a.cfg.OnOpen(a.ref) // broadcasts reach it, as any open session
+	}
+	if a.cfg.CatchUp != nil {
+		for _, m := range a.cfg.CatchUp(st.Mark) {
+			a.notifyClient(m)
 		}
 	}
 }

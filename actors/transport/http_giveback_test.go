@@ -55,13 +55,7 @@ func TestGETStreamKeepsItsConnection(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		assert.False(t, resp.Close, "the head keeps the connection alive")
 		assert.Empty(t, resp.Header.Get("Connection"))
-		if held {
-			require.Eventually(t, func() bool { return transport.Held(f.h) == 1 }, watchdog, time.Millisecond, "the stream is held")
-		}
-		r := c.do(http.MethodDelete, nil, nil)
-		require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
-		_, err := io.Copy(io.Discard, resp.Body)
-		require.NoError(t, err, "the stream ends cleanly")
+		endGETStream(t, f, c, resp, held)
 		require.NoError(t, resp.Body.Close())
 		// The stream is forgotten just after its last write.
 		assert.Eventually(t, func() bool { return transport.Held(f.h) == 0 }, watchdog, time.Millisecond)
@@ -106,14 +100,7 @@ func TestGETStreamKeepsPipelinedRequests(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		assert.False(t, resp.Close)
-		if held {
-			require.Eventually(t, func() bool { return transport.Held(f.h) == 1 }, watchdog, time.Millisecond, "the stream is held")
-		}
-
-		r := c.do(http.MethodDelete, nil, nil)
-		require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
-		_, err = io.Copy(io.Discard, resp.Body)
-		require.NoError(t, err, "the stream ends cleanly")
+		endGETStream(t, f, c, resp, held)
 		next, m := readAnswer(t, br)
 		assert.Equal(t, id, m.ID, "the pipelined initialize is answered")
 		assert.NotEmpty(t, next.Header.Get(transport.HeaderSessionID))
@@ -142,14 +129,7 @@ func TestGETStreamClosesItsConnection(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, http.StatusOK, resp.StatusCode)
 				assert.True(t, resp.Close, "the head says the connection closes")
-				if held {
-					require.Eventually(t, func() bool { return transport.Held(f.h) == 1 }, watchdog, time.Millisecond, "the stream is held")
-				}
-
-				r := c.do(http.MethodDelete, nil, nil)
-				require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
-				_, err = io.Copy(io.Discard, resp.Body)
-				require.NoError(t, err, "the stream ends cleanly")
+				endGETStream(t, f, c, resp, held)
 				_, err = br.ReadByte()
 				assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET), "the connection is closed: %v", err)
 			})
@@ -271,14 +251,25 @@ func TestShutdownClosesGivenBackConnections(t *testing.T) {
 	g := f.client(t)
 	g.sid, g.version = c.sid, c.version
 	resp := g.open(http.MethodGet, nil, nil)
-	require.Eventually(t, func() bool { return transport.Held(f.h) == 1 }, watchdog, time.Millisecond, "the stream is held")
-	require.Equal(t, http.StatusNoContent, c.do(http.MethodDelete, nil, nil).status)
-	_, err := io.Copy(io.Discard, resp.Body)
-	require.NoError(t, err, "the stream ends cleanly")
+	endGETStream(t, f, c, resp, true)
 	require.NoError(t, resp.Body.Close()) // the connection waits in g's pool
 	require.NoError(t, f.srv.Close(context.Background()))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	assert.NoError(t, f.hs.Shutdown(ctx), "Shutdown waited for the connection given back")
+}
+
+// endGETStream waits, with held, until the GET stream resp is held, has
+// c's session deleted, and reads the stream's body to its end, which must
+// be clean.
+func endGETStream(t *testing.T, f *httpFixture, c *httpClient, resp *http.Response, held bool) {
+	t.Helper()
+	if held {
+		require.Eventually(t, func() bool { return transport.Held(f.h) == 1 }, watchdog, time.Millisecond, "the stream is held")
+	}
+	r := c.do(http.MethodDelete, nil, nil)
+	require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
+	_, err := io.Copy(io.Discard, resp.Body)
+	require.NoError(t, err, "the stream ends cleanly")
 }

@@ -230,7 +230,7 @@ func (s *heldStream) format(b, events []byte) []byte {
 // is told the stream has no connection any more.
 func (s *heldStream) finish(failed bool) {
 	s.mu.Lock()
-	clean := s.reuse && s.chunked && !failed && !s.cut
+	clean := s.reuse && !failed && !s.cut // reuse implies HTTP/1.1: a chunked body, ended
 	s.done, s.writing, s.queue = true, false, nil
 	s.mu.Unlock()
 	s.h.hub.remove(s)
