@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -37,13 +36,10 @@ func (r *Router) UpdateCatalog(ctx context.Context, key string, update func(old 
 	return errors.New("cluster: the catalog state changes too often to update")
 }
 
-// catalogOpTimeout bounds each read and write of UpdateCatalog.
-const catalogOpTimeout = 2 * time.Second
-
 // updateOnce reads key and writes what update makes of it, if nobody
 // changed it meanwhile (jetstream.ErrKeyExists otherwise).
 func (r *Router) updateOnce(ctx context.Context, kv jetstream.KeyValue, key string, update func(old []byte) []byte) error {
-	ctx, cancel := context.WithTimeout(ctx, catalogOpTimeout)
+	ctx, cancel := context.WithTimeout(ctx, storageOpTimeout)
 	defer cancel()
 	e, err := kv.Get(ctx, key)
 	switch {

@@ -456,20 +456,28 @@ func (n *Node) onBuckets(fn func()) {
 }
 
 // Alive reports whether node has a current lease; an error means the lease
-// bucket could not be read.
+// bucket could not be read before ctx ended. Each read is bounded, and
+// one that failed for a passing reason (the bucket electing a leader after
+// a node loss) is tried again.
 func (n *Node) Alive(ctx context.Context, node string) (bool, error) {
 	kv := n.kv(func() jetstream.KeyValue { return n.nodes })
 	if kv == nil {
 		return false, ErrNotReady
 	}
-	_, err := kv.Get(ctx, node)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, jetstream.ErrKeyNotFound):
-		return false, nil
+	var b backoff
+	for {
+		rctx, cancel := context.WithTimeout(ctx, storageOpTimeout)
+		_, err := kv.Get(rctx, node)
+		cancel()
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			return false, nil
+		case !b.retry(ctx, err):
+			return false, err
+		}
 	}
-	return false, err
 }
 
 // Members returns the nodes with a current lease.

@@ -138,6 +138,11 @@ func (r *Router) recover(ctx context.Context, id, suspect string) (string, error
 	return "", fmt.Errorf("cluster: session %s changes owner too often to take over", id)
 }
 
+// storageOpTimeout bounds one read or write of a bucket that is tried
+// again on failure: after a node loss a bucket may be electing a leader,
+// and a request sent meanwhile may never be answered.
+const storageOpTimeout = 2 * time.Second
+
 // backoff spaces the tries of a storage operation that failed with a
 // transient error: 50 ms, doubling up to a second.
 type backoff struct{ next time.Duration }
