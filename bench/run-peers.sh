@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run-peers.sh - our server against the Go MCP peer servers, over Streamable HTTP.
 #
-# Builds the peers (peers/gosdk, peers/mcpgo, peers/floor), the load client
+# Builds the peers (peers/gosdk, peers/mcpgo, peers/floor, peers/floorcl), the load client
 # (load), the table printer (summarize) and our server (../cmd/mcp-actors)
 # into bin/.
 # Then, for ROUNDS rounds, it runs every scenario on each server in turn
@@ -23,6 +23,11 @@
 #   BASE      server the ratio columns divide by [mcpgo if in SERVERS, else
 #             the first server]
 #   PORT_BASE [18100]  OUT [results/<timestamp>]
+#             "floorcl" is peers/floorcl, the cluster's floor: floor's canned
+#             answers on NODES_floorcl [3] nodes joined by embedded NATS
+#             servers (routes on FLOORCL_ROUTE_PORT [26230] and up), each
+#             session's messages carried to its node and nothing else; the
+#             least a cluster routing over NATS can cost here
 #   CMD_<name>  command of a server: "{addr}" becomes 127.0.0.1:PORT, "{port}"
 #               PORT and "{node}" the node index (0, 1, ...). It must serve
 #               Streamable HTTP at /mcp with the reference tools, and exec
@@ -75,6 +80,7 @@ SMOKE=${SMOKE:-1}
 SLOW_SECONDS=${SLOW_SECONDS:-0.5}
 SMOKE_SLOW_SECONDS=${SMOKE_SLOW_SECONDS:-0.3}
 PORT_BASE=${PORT_BASE:-18100}
+FLOORCL_ROUTE_PORT=${FLOORCL_ROUTE_PORT:-26230}
 OUT=${OUT:-$BENCH/results/$(date +%Y%m%d-%H%M%S)}
 BIN=$BENCH/bin
 
@@ -97,7 +103,7 @@ LOG=$OUT/runs.log
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 echo "building into $BIN ..."
-timeout 900 go build -o "$BIN/" ./peers/gosdk ./peers/mcpgo ./peers/floor ./load ./summarize || exit 1
+timeout 900 go build -o "$BIN/" ./peers/gosdk ./peers/mcpgo ./peers/floor ./peers/floorcl ./load ./summarize || exit 1
 if has_server ours && [ -z "${CMD_ours:-}" ]; then
 	timeout 900 go build -C .. -o "$BIN/mcp-actors" ./cmd/mcp-actors || exit 1
 	CMD_ours="$BIN/mcp-actors serve --listen {addr} --reference-tools --debug --log-level warn"
@@ -121,6 +127,11 @@ server_cmd() { # name addr node
 	gosdk) echo "$BIN/gosdk -addr $2" ;;
 	mcpgo) echo "$BIN/mcpgo -addr $2" ;;
 	floor) echo "$BIN/floor -addr $2" ;;
+	floorcl)
+		local routes=() k
+		for ((k = 0; k < $(nodes_of floorcl); k++)); do routes+=("nats-route://127.0.0.1:$((FLOORCL_ROUTE_PORT + k))"); done
+		echo "$BIN/floorcl -addr $2 -node $3 -cluster-listen 127.0.0.1:$((FLOORCL_ROUTE_PORT + $3)) -routes $(csv "${routes[@]}")"
+		;;
 	*)
 		local var="CMD_$1" c
 		if [ -z "${!var:-}" ]; then
@@ -146,8 +157,9 @@ port_of() { # name -> port of its node 0
 }
 
 nodes_of() { # name
-	local var="NODES_$1"
-	echo "${!var:-1}"
+	local var="NODES_$1" def=1
+	[ "$1" = floorcl ] && def=3
+	echo "${!var:-$def}"
 }
 
 csv() { local IFS=,; echo "$*"; }
@@ -194,6 +206,7 @@ start_server() {
 		fi
 	done
 	local rvar="READY_$name"
+	[ "$name" = floorcl ] && [ -z "${!rvar:-}" ] && local READY_floorcl=/readyz
 	[ -n "${!rvar:-}" ] || return 0
 	for k in "${!SPORTS[@]}"; do
 		for i in $(seq 1 1200); do

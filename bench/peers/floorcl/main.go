@@ -1,0 +1,335 @@
+// Command floorcl is the cluster's floor: peers/floor's canned answers on
+// nodes joined by embedded NATS servers, each session's messages carried to
+// the node that opened it, and nothing else — no actor, no durability, no
+// checks. A session ID names its node ("<node>-<n>"). A POST for another
+// node's session crosses one route to it and its answer comes back; the
+// round trips of test_elicitation, test_sampling and test_roots keep their
+// state on that node, which sends the final event to the node holding the
+// POST's stream. So a routed call costs the NATS messages any design that
+// runs a session's handlers on one node needs (echo: request and reply;
+// elicitation: request, event, the answer and its acknowledgement, the
+// result) and nothing more. Compare a cluster to it as "× cluster floor":
+// what is above it is the runtime's own.
+//
+//	floorcl -addr 127.0.0.1:18101 -node 0 -cluster-listen 127.0.0.1:26230 \
+//	    -routes nats-route://127.0.0.1:26230,nats-route://127.0.0.1:26231,nats-route://127.0.0.1:26232
+//
+// It answers GET /readyz with 200 once it has routes to every other node
+// the -routes name. The script stops it with SIGTERM.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/mcp-actors/mcp-actors/bench/internal/debugmem"
+	"github.com/mcp-actors/mcp-actors/bench/internal/reftools"
+)
+
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		Name            string `json:"name"`
+		Arguments       struct {
+			Text    string `json:"text"`
+			Message string `json:"message"`
+			Prompt  string `json:"prompt"`
+		} `json:"arguments"`
+	} `json:"params"`
+	Result json.RawMessage `json:"result"`
+}
+
+// Kinds of an owner's answer (its first byte).
+const (
+	answerJSON     = 'J' // a JSON-RPC response: the POST's body
+	answerAccepted = 'A' // 202
+	answerEvent    = 'S' // the first SSE event; the rest comes to the stream
+	answerUnknown  = 'N' // 404: no such session here
+)
+
+type node struct {
+	id      string
+	nc      *nats.Conn
+	peers   int
+	ns      *server.Server
+	n       atomic.Int64
+	live    sync.Map // session ID -> struct{}: this node's sessions
+	waiting sync.Map // session ID + request ID -> func(json.RawMessage): round trips
+	streams sync.Map // stream key -> chan []byte: POST streams held here
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:18199", "HTTP listen address")
+	idx := flag.Int("node", 0, "node index")
+	listen := flag.String("cluster-listen", "127.0.0.1:26230", "route listen address")
+	routes := flag.String("routes", "", "nats-route://HOST:PORT,... of every node")
+	flag.Parse()
+	nd, err := start(strconv.Itoa(*idx), *listen, *routes)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", nd.serve)
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if nd.ns.NumRoutes() < nd.peers {
+			http.Error(w, "routes not up", http.StatusServiceUnavailable)
+		}
+	})
+	mux.Handle("/debug/mem", debugmem.Handler())
+	log.Fatal(http.ListenAndServe(*addr, mux))
+}
+
+// start runs the embedded NATS server with routes and subscribes to this
+// node's subjects.
+func start(id, listen, routes string) (*node, error) {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, err
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, err
+	}
+	so := &server.Options{ServerName: "floorcl-" + id, NoSigs: true, Host: "127.0.0.1", Port: server.RANDOM_PORT,
+		Cluster: server.ClusterOpts{Name: "floorcl", Host: host, Port: p}}
+	nd := &node{id: id}
+	for _, r := range strings.Split(routes, ",") {
+		if r == "" {
+			continue
+		}
+		u, err := url.Parse(r)
+		if err != nil {
+			return nil, err
+		}
+		so.Routes = append(so.Routes, u)
+		if u.Host != listen {
+			nd.peers++
+		}
+	}
+	if nd.ns, err = server.NewServer(so); err != nil {
+		return nil, err
+	}
+	nd.ns.Start()
+	if !nd.ns.ReadyForConnections(10 * time.Second) {
+		return nil, fmt.Errorf("NATS server did not start")
+	}
+	if nd.nc, err = nats.Connect("", nats.InProcessServer(nd.ns)); err != nil {
+		return nil, err
+	}
+	if _, err := nd.nc.Subscribe("floorcl."+id+".call", nd.onCall); err != nil {
+		return nil, err
+	}
+	if _, err := nd.nc.Subscribe("floorcl."+id+".stream", nd.onStream); err != nil {
+		return nil, err
+	}
+	return nd, nd.nc.Flush()
+}
+
+// owner is the node of session sid.
+func owner(sid string) string {
+	o, _, _ := strings.Cut(sid, "-")
+	return o
+}
+
+func (nd *node) serve(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get("Mcp-Session-Id")
+	switch r.Method {
+	case http.MethodGet:
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return
+	case http.MethodDelete:
+		if a := nd.call(sid, "", nil); a[0] == answerUnknown {
+			w.WriteHeader(http.StatusNotFound)
+		}
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var m message
+	if bytes.Contains(body, []byte(`"initialize"`)) && json.Unmarshal(body, &m) == nil && m.Method == "initialize" {
+		sid := nd.id + "-" + strconv.FormatInt(nd.n.Add(1), 10)
+		nd.live.Store(sid, struct{}{})
+		w.Header().Set("Mcp-Session-Id", sid)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(response(m.ID, map[string]any{
+			"protocolVersion": m.Params.ProtocolVersion,
+			"capabilities":    map[string]any{"tools": map[string]any{}},
+			"serverInfo":      map[string]any{"name": "floorcl", "version": "0"},
+		}))
+		return
+	}
+	key := nd.id + "." + strconv.FormatInt(nd.n.Add(1), 10)
+	a := nd.call(sid, key, body)
+	switch a[0] {
+	case answerJSON:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(a[1:])
+	case answerAccepted:
+		w.WriteHeader(http.StatusAccepted)
+	case answerUnknown:
+		http.Error(w, "session not found", http.StatusNotFound)
+	case answerEvent:
+		ch := make(chan []byte, 1)
+		nd.streams.Store(key, ch)
+		defer nd.streams.Delete(key)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(a[1:])
+		w.(http.Flusher).Flush()
+		select {
+		case ev := <-ch:
+			_, _ = w.Write(ev)
+		case <-r.Context().Done():
+		}
+	}
+}
+
+// call has session sid's node handle body (a DELETE when nil), for a POST
+// whose stream, if it needs one, is key here; it returns the node's answer.
+func (nd *node) call(sid, key string, body []byte) []byte {
+	o := owner(sid)
+	if o == nd.id {
+		return nd.handle(sid, nd.id, key, body)
+	}
+	data := make([]byte, 0, len(sid)+len(key)+len(body)+3)
+	data = append(append(append(append(data, sid...), ' '), key...), '\n')
+	if body != nil {
+		data = append(append(data, 'B'), body...)
+	}
+	reply, err := nd.nc.Request("floorcl."+o+".call", data, 5*time.Second)
+	if err != nil || len(reply.Data) == 0 {
+		return []byte{answerUnknown}
+	}
+	return reply.Data
+}
+
+// onCall handles a message for one of this node's sessions.
+func (nd *node) onCall(m *nats.Msg) {
+	head, rest, _ := bytes.Cut(m.Data, []byte{'\n'})
+	sid, key, _ := strings.Cut(string(head), " ")
+	var body []byte
+	if len(rest) > 0 {
+		body = rest[1:]
+	}
+	holder, _, _ := strings.Cut(key, ".")
+	_ = m.Respond(nd.handle(sid, holder, key, body))
+}
+
+// onStream receives the final event of a POST stream held here.
+func (nd *node) onStream(m *nats.Msg) {
+	key, ev, _ := bytes.Cut(m.Data, []byte{'\n'})
+	if ch, ok := nd.streams.Load(string(key)); ok {
+		ch.(chan []byte) <- ev
+	}
+}
+
+// handle is what the session's node does with a message: peers/floor's
+// answers. A round trip's result goes to stream key on node holder.
+func (nd *node) handle(sid, holder, key string, body []byte) []byte {
+	if _, ok := nd.live.Load(sid); !ok {
+		return []byte{answerUnknown}
+	}
+	if body == nil { // DELETE
+		nd.live.Delete(sid)
+		return []byte{answerAccepted}
+	}
+	var m message
+	if err := json.Unmarshal(body, &m); err != nil {
+		return append([]byte{answerJSON}, errorResponse(nil, -32700, err.Error())...)
+	}
+	switch {
+	case m.Method == "" && m.Result != nil:
+		if fn, ok := nd.waiting.LoadAndDelete(sid + string(m.ID)); ok {
+			fn.(func(json.RawMessage))(m.Result)
+		}
+		return []byte{answerAccepted}
+	case m.ID == nil:
+		return []byte{answerAccepted}
+	case m.Method == "tools/call" && m.Params.Name == reftools.Echo:
+		return append([]byte{answerJSON}, response(m.ID, textResult(m.Params.Arguments.Text))...)
+	case m.Method == "tools/call" && m.Params.Name == reftools.Elicitation:
+		return nd.roundTrip(sid, holder, key, m.ID, "elicitation/create", map[string]any{
+			"message": m.Params.Arguments.Message, "requestedSchema": reftools.ElicitationSchema(),
+		}, func(raw json.RawMessage) any {
+			var res struct {
+				Action  string         `json:"action"`
+				Content map[string]any `json:"content"`
+			}
+			_ = json.Unmarshal(raw, &res)
+			return textResult(reftools.ElicitationText(res.Action, res.Content))
+		})
+	case m.Method == "tools/call" && m.Params.Name == reftools.Sampling:
+		return nd.roundTrip(sid, holder, key, m.ID, "sampling/createMessage", map[string]any{
+			"messages":  []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": m.Params.Arguments.Prompt}}},
+			"maxTokens": 100,
+		}, func(raw json.RawMessage) any {
+			var res struct {
+				Content struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			}
+			_ = json.Unmarshal(raw, &res)
+			return textResult(reftools.SamplingText(res.Content.Text))
+		})
+	case m.Method == "tools/list":
+		return append([]byte{answerJSON}, response(m.ID, map[string]any{"tools": []any{}})...)
+	}
+	return append([]byte{answerJSON}, errorResponse(m.ID, -32601, "method not found")...)
+}
+
+// roundTrip registers the wait for the client's answer and returns the
+// request's event; the answer's result goes to stream key on holder.
+func (nd *node) roundTrip(sid, holder, key string, callID json.RawMessage, method string, params any, result func(json.RawMessage) any) []byte {
+	id := `"f` + strconv.FormatInt(nd.n.Add(1), 10) + `"`
+	nd.waiting.Store(sid+id, func(raw json.RawMessage) {
+		ev := event(response(callID, result(raw)))
+		if holder == nd.id {
+			nd.onStream(&nats.Msg{Data: append([]byte(key+"\n"), ev...)})
+			return
+		}
+		_ = nd.nc.Publish("floorcl."+holder+".stream", append([]byte(key+"\n"), ev...))
+	})
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
+	return append([]byte{answerEvent}, event(req)...)
+}
+
+func textResult(text string) map[string]any {
+	return map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
+}
+
+func response(id json.RawMessage, result any) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	return append(b, '\n')
+}
+
+func errorResponse(id json.RawMessage, code int, msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	return append(b, '\n')
+}
+
+func event(b []byte) []byte {
+	return append(append([]byte("data: "), bytes.TrimRight(b, "\n")...), '\n', '\n')
+}
