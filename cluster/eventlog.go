@@ -12,15 +12,18 @@ import (
 
 // The event log's writer: every event a session logs is queued here, and
 // one goroutine writes the queue to the event log stream, one batch at a
-// time. While a batch waits for its acknowledgement the next events
-// queue up, so under load many events — of many sessions — become one
+// time. The first event of a batch waits Options.EventDelay for others
+// to join it, and while a batch waits for its acknowledgement the next
+// events queue up, so many events — of many sessions — become one
 // JetStream atomic batch: one replication round (one raft entry) for the
 // batch instead of one per event, the stream's per-session subjects kept,
-// so a takeover reads one session's events as before (events.go). At low
-// load a batch is one event, written at once. A stream that does not take
-// atomic batches (a NATS server before 2.12) gets the events one by one.
+// so a takeover reads one session's events as before (events.go). Each
+// round costs every replica about as much as a few hundred microseconds
+// of CPU here whatever its size, so the delay bounds the log's cost by
+// time rather than by events. A stream that does not take atomic batches
+// (a NATS server before 2.12) gets the events one by one.
 //
-//	Journal ──enqueue──▶ pending ──run: take ≤ maxBatch──▶ publish, the last with Nats-Batch-Commit ──▶ wait for its ack ──▶ next batch
+//	Journal ──enqueue──▶ pending ──run: wait EventDelay (or a full batch), take ≤ maxBatch──▶ publish, the last with Nats-Batch-Commit ──▶ wait for its ack ──▶ next batch
 //
 // Appends stay asynchronous and best effort, as the hot path never waits
 // for them: a batch the stream refuses is lost and counted
@@ -29,6 +32,7 @@ import (
 type eventWriter struct {
 	node   *Node
 	wake   chan struct{} // a send wakes run
+	full   chan struct{} // a send ends the wait for a batch to gather
 	prefix string        // of this node's batch IDs: unique per process
 
 	mu      sync.Mutex
@@ -46,7 +50,7 @@ const (
 )
 
 func newEventWriter(n *Node) *eventWriter {
-	return &eventWriter{node: n, wake: make(chan struct{}, 1), prefix: randomID(8) + "."}
+	return &eventWriter{node: n, wake: make(chan struct{}, 1), full: make(chan struct{}, 1), prefix: randomID(8) + "."}
 }
 
 // enqueue queues m for the log.
@@ -63,13 +67,21 @@ func (w *eventWriter) enqueue(m *nats.Msg) {
 		return
 	}
 	w.pending = append(w.pending, m)
-	first := len(w.pending) == 1
+	queued := len(w.pending)
 	w.mu.Unlock()
-	if first {
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
+	switch queued {
+	case 1:
+		signal(w.wake)
+	case maxBatch:
+		signal(w.full)
+	}
+}
+
+// signal sends on ch unless a send is pending already.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 
@@ -99,9 +111,42 @@ func (w *eventWriter) run() {
 			}
 			return
 		}
+		if !w.gather() {
+			for w.write(false) {
+			}
+			return
+		}
 		for w.write(true) {
 		}
 	}
+}
+
+// gather lets events join the first one queued for Options.EventDelay, or
+// until a batch is full. It reports false when the node stops meanwhile.
+func (w *eventWriter) gather() bool {
+	d := w.node.opts.EventDelay
+	if d <= 0 {
+		return true
+	}
+	select {
+	case <-w.full: // left from a batch written already
+	default:
+	}
+	w.mu.Lock()
+	full := len(w.pending) >= maxBatch
+	w.mu.Unlock()
+	if full {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-w.full:
+	case <-w.node.stop:
+		return false
+	}
+	return true
 }
 
 // write publishes up to maxBatch queued events and, with wait, waits for

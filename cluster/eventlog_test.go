@@ -74,3 +74,55 @@ func TestEventLogBatches(t *testing.T) {
 		})
 	}
 }
+
+// TestEventLogDelay: with a delay longer than the test, events gather
+// until a batch is full (then it is written at once, as one), and what is
+// still gathering when the node closes is written before it goes.
+func TestEventLogDelay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	nodes, err := StartLocal(ctx, 3, t.TempDir(), Options{ClusterName: "evdelay", EventDelay: time.Hour})
+	require.NoError(t, err)
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	for _, n := range nodes {
+		require.NoError(t, n.waitBuckets(ctx))
+	}
+	writer, reader := &Router{node: nodes[0]}, &Router{node: nodes[2]}
+	log := func(id string, from, to int) {
+		for i := from; i <= to; i++ {
+			writer.Journal(id, session.LoggedEvent{Stream: "1", Seq: uint64(i), Data: []byte(`{"n":` + strconv.Itoa(i) + `}`)})
+		}
+	}
+	readBack := func(id string, want int) {
+		t.Helper()
+		var got []session.LoggedEvent
+		require.Eventually(t, func() bool {
+			got, err = reader.loadEvents(ctx, id)
+			return err == nil && len(got) == want
+		}, 20*time.Second, 50*time.Millisecond, "%s: %d events read, err %v", id, len(got), err)
+		for i, e := range got {
+			require.Equal(t, uint64(i+1), e.Seq, "%s: in order", id)
+		}
+	}
+
+	// Two sessions fill one batch between them.
+	log("n1.a", 1, maxBatch/2)
+	log("n1.b", 1, maxBatch/2)
+	readBack("n1.a", maxBatch/2)
+	readBack("n1.b", maxBatch/2)
+	assert.Equal(t, int64(1), nodes[0].evw.written.Load(), "a full batch is written at once, as one")
+
+	// Fewer than a batch wait for the delay; closing the node writes them.
+	log("n1.c", 1, 5)
+	nodes[0].Close()
+	readBack("n1.c", 5)
+	assert.Equal(t, int64(2), nodes[0].evw.written.Load())
+	assert.Zero(t, nodes[0].asyncFailures.Load(), "no write failed")
+}

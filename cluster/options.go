@@ -77,6 +77,16 @@ type Options struct {
 	EventBytes       int64
 	EventFiles       bool
 
+	// EventDelay is how long the event log's writer lets a session's
+	// events gather (those of every session of the node) before it writes
+	// them as one batch: each batch costs a replication round on every
+	// replica, so a node writes at most one per EventDelay, however busy
+	// (256 events fill a batch sooner). A node that crashes loses at most
+	// the events of its last EventDelay, besides those in flight; a client
+	// on a live node loses none (the owner replays from memory). Zero
+	// means DefaultEventDelay; a negative delay writes each batch at once.
+	EventDelay time.Duration
+
 	// Logger receives the node's log (every line names the node); nil
 	// means slog.Default().
 	Logger *slog.Logger
@@ -87,6 +97,12 @@ type Options struct {
 // over at once), and it outlasts a JetStream leader election (4 to 9 s),
 // during which no node can renew its lease.
 const DefaultLeaseTTL = 15 * time.Second
+
+// DefaultEventDelay is Options.EventDelay by default. On a three-node
+// cluster under load it cuts the event log's batches per elicitation
+// round trip from about 1 to about 0.27, and the cluster's CPU per round
+// trip by about a fifth (bench/README.md).
+const DefaultEventDelay = 20 * time.Millisecond
 
 // ErrInvalidOptions is returned, wrapped with the reason, by Start for
 // options that cannot work.
@@ -160,6 +176,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.EventBytes == 0 {
 		o.EventBytes = 256 << 20
+	}
+	if o.EventDelay == 0 {
+		o.EventDelay = DefaultEventDelay
 	}
 	if o.DataDir == "" && len(o.URLs) == 0 {
 		base, err := os.UserCacheDir()

@@ -32,6 +32,7 @@ type clusterFlags struct {
 	EventMaxAge   time.Duration `name:"event-max-age" default:"15m" env:"MCP_ACTORS_EVENT_MAX_AGE" help:"How long the sessions' event logs (Last-Event-ID resumption on any node) are kept in JetStream."`
 	EventsPerSess int           `name:"events-per-session" default:"512" env:"MCP_ACTORS_EVENTS_PER_SESSION" help:"Events of one session its event log keeps in JetStream; the oldest go first."`
 	EventBytes    int64         `name:"event-bytes" default:"268435456" env:"MCP_ACTORS_EVENT_BYTES" help:"Bytes the event logs of all sessions keep in JetStream; the oldest go first."`
+	EventDelay    time.Duration `name:"event-delay" default:"20ms" env:"MCP_ACTORS_EVENT_DELAY" help:"How long a node lets logged events gather before it writes them to JetStream as one batch (0: at once). A crashed node loses at most this much of its sessions' events."`
 	EventFiles    bool          `name:"event-files" env:"MCP_ACTORS_EVENT_FILES" help:"Keep the event logs in JetStream files rather than memory (survives losing every replica at once; costs more per event)."`
 }
 
@@ -56,6 +57,9 @@ func (f *clusterFlags) validate() error {
 	}
 	if f.EventsPerSess <= 0 {
 		return fmt.Errorf("--events-per-session must be positive (got %d)", f.EventsPerSess)
+	}
+	if f.EventDelay < 0 {
+		return fmt.Errorf("--event-delay must not be negative (got %s)", f.EventDelay)
 	}
 	if f.EventBytes <= 0 {
 		return fmt.Errorf("--event-bytes must be positive (got %d)", f.EventBytes)
@@ -86,12 +90,22 @@ func (f *clusterFlags) start(ctx context.Context, log *slog.Logger, listen net.A
 		EventsPerSession: f.EventsPerSess,
 		EventBytes:       f.EventBytes,
 		EventFiles:       f.EventFiles,
+		EventDelay:       eventDelay(f.EventDelay),
 		Logger:           log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("joining the cluster: %w", err)
 	}
 	return node, nil
+}
+
+// eventDelay maps --event-delay to Options.EventDelay, where 0 means the
+// default and a negative delay none.
+func eventDelay(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 var notNodeChar = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
