@@ -46,6 +46,8 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--session-ttl", "-1s"}, "--session-ttl"},
 		{[]string{"--keepalive", "-1s"}, "--keepalive"},
 		{[]string{"--tls-cert", "main.go"}, "--tls-key"},
+		{[]string{"--event-delay", "-1ms"}, "--event-delay"},
+		{[]string{"--lease-ttl", "0s"}, "--lease-ttl"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)...)
