@@ -103,27 +103,23 @@ func (w *eventWriter) run() {
 	case <-w.node.stop:
 		return
 	}
-	for {
-		select {
-		case <-w.wake:
-		case <-w.node.stop:
-			for w.write(false) {
-			}
-			return
-		}
-		if !w.gather() {
-			for w.write(false) {
-			}
-			return
-		}
+	for w.next() {
 		for w.write(true) {
 		}
 	}
+	for w.write(false) {
+	}
 }
 
-// gather lets events join the first one queued for Options.EventDelay, or
-// until a batch is full. It reports false when the node stops meanwhile.
-func (w *eventWriter) gather() bool {
+// next waits for an event to be queued, then lets others join it for
+// Options.EventDelay, or until a batch is full. It reports false when the
+// node stops meanwhile.
+func (w *eventWriter) next() bool {
+	select {
+	case <-w.wake:
+	case <-w.node.stop:
+		return false
+	}
 	d := w.node.opts.EventDelay
 	if d <= 0 {
 		return true

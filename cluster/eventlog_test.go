@@ -22,18 +22,7 @@ func TestEventLogBatches(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	nodes, err := StartLocal(ctx, 3, t.TempDir(), Options{ClusterName: "evlog"})
-	require.NoError(t, err)
-	defer func() {
-		for _, n := range nodes {
-			n.Close()
-		}
-	}()
-	for _, n := range nodes {
-		require.NoError(t, n.waitBuckets(ctx))
-	}
+	ctx, nodes := startEventLog(t, Options{ClusterName: "evlog"})
 	require.True(t, nodes[0].atomicEvents.Load(), "the embedded server takes atomic batches")
 	writer, reader := &Router{node: nodes[0]}, &Router{node: nodes[2]}
 
@@ -55,11 +44,7 @@ func TestEventLogBatches(t *testing.T) {
 			}
 			wg.Wait()
 			for s := range sessions {
-				var got []session.LoggedEvent
-				require.Eventually(t, func() bool {
-					got, err = reader.loadEvents(ctx, id(s))
-					return err == nil && len(got) == events
-				}, 20*time.Second, 50*time.Millisecond, "session %d: %d events read, err %v", s, len(got), err)
+				got := readBack(t, ctx, reader, id(s), events)
 				for i, e := range got {
 					assert.Equal(t, uint64(i+1), e.Seq, "session %d: in order", s)
 				}
@@ -82,18 +67,7 @@ func TestEventLogDelay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	nodes, err := StartLocal(ctx, 3, t.TempDir(), Options{ClusterName: "evdelay", EventDelay: time.Hour})
-	require.NoError(t, err)
-	defer func() {
-		for _, n := range nodes {
-			n.Close()
-		}
-	}()
-	for _, n := range nodes {
-		require.NoError(t, n.waitBuckets(ctx))
-	}
+	ctx, nodes := startEventLog(t, Options{ClusterName: "evdelay", EventDelay: time.Hour})
 	writer, reader := &Router{node: nodes[0]}, &Router{node: nodes[2]}
 	log := func(id string, from, to int) {
 		for i := from; i <= to; i++ {
@@ -102,11 +76,7 @@ func TestEventLogDelay(t *testing.T) {
 	}
 	readBack := func(id string, want int) {
 		t.Helper()
-		var got []session.LoggedEvent
-		require.Eventually(t, func() bool {
-			got, err = reader.loadEvents(ctx, id)
-			return err == nil && len(got) == want
-		}, 20*time.Second, 50*time.Millisecond, "%s: %d events read, err %v", id, len(got), err)
+		got := readBack(t, ctx, reader, id, want)
 		for i, e := range got {
 			require.Equal(t, uint64(i+1), e.Seq, "%s: in order", id)
 		}
@@ -125,4 +95,36 @@ func TestEventLogDelay(t *testing.T) {
 	readBack("n1.c", 5)
 	assert.Equal(t, int64(2), nodes[0].evw.written.Load())
 	assert.Zero(t, nodes[0].asyncFailures.Load(), "no write failed")
+}
+
+// startEventLog starts a three-node cluster with o and waits for its
+// buckets; the nodes close when the test ends, and ctx bounds the test.
+func startEventLog(t *testing.T, o Options) (context.Context, []*Node) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	nodes, err := StartLocal(ctx, 3, t.TempDir(), o)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	})
+	for _, n := range nodes {
+		require.NoError(t, n.waitBuckets(ctx))
+	}
+	return ctx, nodes
+}
+
+// readBack reads session id's event log through reader until it holds
+// want events, and returns them.
+func readBack(t *testing.T, ctx context.Context, reader *Router, id string, want int) []session.LoggedEvent {
+	t.Helper()
+	var got []session.LoggedEvent
+	var err error
+	require.Eventually(t, func() bool {
+		got, err = reader.loadEvents(ctx, id)
+		return err == nil && len(got) == want
+	}, 20*time.Second, 50*time.Millisecond, "%s: %d events read, err %v", id, len(got), err)
+	return got
 }

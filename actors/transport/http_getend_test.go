@@ -24,10 +24,7 @@ import (
 // from.
 func rawGET(t *testing.T, c *httpClient, conn net.Conn, extra string) (*http.Response, *bufio.Reader) {
 	t.Helper()
-	req := "GET /mcp HTTP/1.1\r\nHost: " + c.f.addr + "\r\nAccept: " + mtSSE +
-		"\r\n" + transport.HeaderSessionID + ": " + c.sid +
-		"\r\n" + transport.HeaderProtocolVersion + ": " + c.version + "\r\n" + extra + "\r\n"
-	_, err := io.WriteString(conn, req)
+	_, err := io.WriteString(conn, rawGETRequest(c, "HTTP/1.1", extra))
 	require.NoError(t, err)
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
@@ -78,11 +75,25 @@ func TestGETStreamEndClosesTheConnection(t *testing.T) {
 // by hand and returns its ID.
 func writeInitialize(t *testing.T, c *httpClient, conn net.Conn) messages.ID {
 	t.Helper()
-	body, id := c.request(messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{}))
-	_, err := io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: "+c.f.addr+"\r\nContent-Type: "+mtJSON+
-		"\r\nAccept: "+acceptBoth+"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+string(body))
+	req, id := rawInitialize(c)
+	_, err := io.WriteString(conn, req)
 	require.NoError(t, err)
 	return id
+}
+
+// rawInitialize is the text of a POST of initialize, with no session.
+func rawInitialize(c *httpClient) (string, messages.ID) {
+	body, id := c.request(messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{}))
+	return "POST /mcp HTTP/1.1\r\nHost: " + c.f.addr + "\r\nContent-Type: " + mtJSON +
+		"\r\nAccept: " + acceptBoth + "\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body), id
+}
+
+// rawGETRequest is the text of a GET for c's session, with extra header
+// lines (each ending in CRLF).
+func rawGETRequest(c *httpClient, proto, extra string) string {
+	return "GET /mcp " + proto + "\r\nHost: " + c.f.addr + "\r\nAccept: " + mtSSE +
+		"\r\n" + transport.HeaderSessionID + ": " + c.sid +
+		"\r\n" + transport.HeaderProtocolVersion + ": " + c.version + "\r\n" + extra + "\r\n"
 }
 
 // TestGETStreamClosesWhenAskedTo checks that a GET whose client asks for
@@ -135,8 +146,9 @@ func TestHTTP10StreamEndsWithTheConnection(t *testing.T) {
 
 // TestGETStreamEndLeavesPipelinedRequests checks a request the client
 // pipelined behind its GET, without a listener to give connections back
-// to: the stream's head said the connection closes after it, so when the server ends the stream (here the session's DELETE
-// ends it, on the session actor's goroutine) the body ends cleanly and the
+// to: the stream's head said the connection closes after it, so when the
+// server ends the stream (here the session's DELETE ends it, on the
+// session actor's goroutine) the body ends cleanly and the
 // connection closes without serving the request, which the client sends
 // again on a new connection (RFC 9112, 9.6).
 func TestGETStreamEndLeavesPipelinedRequests(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -91,10 +90,8 @@ func TestGETStreamKeepsPipelinedRequests(t *testing.T) {
 
 		// The GET and the request behind it in one write: net/http reads
 		// both into its buffer before the stream is held.
-		init, id := c.request(messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{}))
-		_, err := io.WriteString(conn, rawGETRequest(c, "HTTP/1.1", "")+
-			"POST /mcp HTTP/1.1\r\nHost: "+c.f.addr+"\r\nContent-Type: "+mtJSON+"\r\nAccept: "+acceptBoth+
-			"\r\nContent-Length: "+strconv.Itoa(len(init))+"\r\n\r\n"+string(init))
+		init, id := rawInitialize(c)
+		_, err := io.WriteString(conn, rawGETRequest(c, "HTTP/1.1", "")+init)
 		require.NoError(t, err)
 		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
 		require.NoError(t, err)
@@ -184,13 +181,6 @@ func TestGETStreamOverTLSClosesItsConnection(t *testing.T) {
 	require.NoError(t, err, "the stream ends cleanly")
 }
 
-// rawGETRequest is a GET for c's session, written by hand.
-func rawGETRequest(c *httpClient, proto, extra string) string {
-	return "GET /mcp " + proto + "\r\nHost: " + c.f.addr + "\r\nAccept: " + mtSSE +
-		"\r\n" + transport.HeaderSessionID + ": " + c.sid +
-		"\r\n" + transport.HeaderProtocolVersion + ": " + c.version + "\r\n" + extra + "\r\n"
-}
-
 // TestGivenBackConnectionIsLeftAlone checks that nothing of a held stream
 // touches its connection once given back: with keep-alive comments due
 // every few milliseconds, one TCP connection carries session after
@@ -209,10 +199,7 @@ func TestGivenBackConnectionIsLeftAlone(t *testing.T) {
 		c.sid = resp.Header.Get(transport.HeaderSessionID)
 		require.NotEmpty(t, c.sid)
 		initialized := notification(t, messages.MethodInitialized, nil)
-		_, err := io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: "+c.f.addr+"\r\nContent-Type: "+mtJSON+
-			"\r\nAccept: "+acceptBoth+"\r\n"+transport.HeaderSessionID+": "+c.sid+
-			"\r\n"+transport.HeaderProtocolVersion+": "+c.version+
-			"\r\nContent-Length: "+strconv.Itoa(len(initialized))+"\r\n\r\n"+string(initialized))
+		_, err := io.WriteString(conn, rawPOST(c, initialized, "", ""))
 		require.NoError(t, err)
 		resp, err = http.ReadResponse(br, &http.Request{Method: http.MethodPost})
 		require.NoError(t, err)

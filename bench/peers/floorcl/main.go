@@ -241,7 +241,12 @@ func (nd *node) onCall(m *nats.Msg) {
 // onStream receives the final event of a POST stream held here.
 func (nd *node) onStream(m *nats.Msg) {
 	key, ev, _ := bytes.Cut(m.Data, []byte{'\n'})
-	if ch, ok := nd.streams.Load(string(key)); ok {
+	nd.deliver(string(key), ev)
+}
+
+// deliver hands ev to the POST stream key held here.
+func (nd *node) deliver(key string, ev []byte) {
+	if ch, ok := nd.streams.Load(key); ok {
 		ch.(chan []byte) <- ev
 	}
 }
@@ -307,7 +312,7 @@ func (nd *node) roundTrip(sid, holder, key string, callID json.RawMessage, metho
 	nd.waiting.Store(sid+id, func(raw json.RawMessage) {
 		ev := event(response(callID, result(raw)))
 		if holder == nd.id {
-			nd.onStream(&nats.Msg{Data: append([]byte(key+"\n"), ev...)})
+			nd.deliver(key, ev)
 			return
 		}
 		_ = nd.nc.Publish("floorcl."+holder+".stream", append([]byte(key+"\n"), ev...))
