@@ -136,7 +136,7 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		Dispatcher: actor.NewSynchronizedDispatcher(300),
 		OnOpen:     func(r *session.Ref) { s.open.Store(r.ID(), r) },
 		OnClose: func(r *session.Ref) {
-			s.open.Delete(r.ID())
+			s.open.CompareAndDelete(r.ID(), r) // never a newer run of the session (restored here again)
 			s.local.SessionClosed(r)
 			if s.cluster != nil && !r.HandedOver() {
 				s.cluster.Forget(r.ID())
@@ -194,7 +194,15 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	}
 	s.local, s.router, s.cluster, s.state = local, rt, rt, rt
 	s.cfg.Streams = rt
-	s.cfg.Persist = rt.Persist
+	if !node.Standalone() {
+		s.cfg.Persist = rt.Persist
+		if idle := s.opts.Limits.IdleTimeout; idle > 0 {
+			// A session in use writes its record at least every idle
+			// timeout (session.Config.Persist); one whose node died is
+			// removed from the directory after twice that.
+			rt.SetRecordTTL(2 * idle)
+		}
+	}
 	s.cfg.Mark = s.catalogMark
 	s.cfg.CatchUp = s.catchUp
 	s.cfg.Journal = rt.Journal
@@ -203,7 +211,8 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 			st := rt.Stats()
 			return metrics.ClusterStats{Routed: st.Routed, Received: st.Received, FramesOut: st.FramesOut, FramesIn: st.FramesIn,
 				Takeovers: st.Takeovers, HopTime: st.HopTime, LeaseRenewals: st.LeaseRenewals, LeaseRenewalFailures: st.LeaseRenewalFailures,
-				EventsLogged: st.EventsLogged, EventsRestored: st.EventsRestored, EventBatches: st.EventBatches, WriteFailures: st.WriteFailures}
+				EventsLogged: st.EventsLogged, EventsRestored: st.EventsRestored, EventBatches: st.EventBatches, WriteFailures: st.WriteFailures,
+				Unacknowledged: st.Unacknowledged, NATSErrors: st.NATSErrors, Acting: st.Acting}
 		})
 	}
 	rt.WatchCatalog(s.applyState)

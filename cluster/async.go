@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -14,20 +15,21 @@ import (
 )
 
 // A client request for another node's session whose stream is held here
-// goes without waiting for an acknowledgement: what the session answers
-// comes back on the request's stream anyway, and the client is told
-// nothing before. The message names a reply subject of this node and the
-// stream; the owner answers there only when it could not deliver (no such
-// session, it moved), and the NATS server answers there ("no responders")
-// when nobody listens on the owner's subject (it is gone). Either way the
-// request is delivered again as Deliver would — after a takeover, or to
-// the node it moved to — or its stream is told what happened. Messages
-// the client is told were delivered (202: notifications, answers) are
-// still acknowledged. On the usual path each routed request crosses one
-// route and its answer comes back: one message fewer than a request-reply.
+// goes without waiting for a reply: what the session answers comes back
+// on the request's stream anyway, and the client is told nothing before.
+// The message names a reply subject of this node and the stream; the owner
+// answers there when it could not deliver (no such session, it moved), and
+// acknowledges there a request it accepted but has not answered within
+// ackDelay (acks.go); the NATS server answers there ("no responders") when
+// nobody listens on the owner's subject (it is gone). A request not
+// delivered is delivered again as Deliver would — after a takeover, or to
+// the node it moved to — or its stream is told what happened. Messages the
+// client is told were delivered (202: notifications, answers) are
+// acknowledged before the client is answered. On the usual path each
+// routed request crosses one route and its answer comes back.
 //
-//	Deliver(HandleRequest) ──publish, reply=async.<stream>──▶ owner ──(delivered: silence)
-//	    ◀── not-found / moved / no responders ── async.<stream> ──▶ redeliver, or the stream is told
+//	Deliver(HandleRequest) ──publish, reply=async.<stream>──▶ owner ──(answered soon: its answer is the ack)
+//	    ◀── ack / not-found / moved / no responders ── async.<stream> ──▶ done, redeliver, or the stream is told
 
 // sendAsync sends request m, whose stream this node holds, to owner.
 func (r *Router) sendAsync(owner, id string, m *messages.HandleRequest) error {
@@ -49,38 +51,36 @@ func (r *Router) sendAsync(owner, id string, m *messages.HandleRequest) error {
 	return nil
 }
 
-// onAsyncReply handles a complaint about a request sent without waiting.
+// onAsyncReply handles the owner's answer to a request sent without
+// waiting: an acknowledgement, or a complaint.
 func (r *Router) onAsyncReply(reply *nats.Msg) {
 	n, err := strconv.ParseUint(reply.Subject[strings.LastIndexByte(reply.Subject, '.')+1:], 10, 64)
 	if err != nil {
 		return
 	}
-	if err = replyErr(reply); err == nil {
-		return // not a complaint
-	}
-	v, ok := r.remote.LoadAndDelete(messages.StreamID{Node: r.node.ID(), N: n})
-	if !ok || v.(remoteStream).req == nil {
+	stream := messages.StreamID{Node: r.node.ID(), N: n}
+	v, ok := r.remote.Load(stream)
+	if !ok {
 		return // the stream is done, or was taken care of
 	}
-	rs := v.(remoteStream)
-	r.node.log.Debug("a request sent without waiting was not delivered", "session", rs.session, "owner", rs.owner, "err", err)
-	// Off the subscription's goroutine: a takeover waits for a lease.
-	r.node.mu.Lock()
-	if r.closed.Load() {
-		r.node.mu.Unlock()
+	rs := v.(*remoteStream)
+	if err = replyErr(reply); err == nil {
+		if rs.req != nil {
+			r.accepted(stream, rs)
+		}
 		return
 	}
-	r.bg.Add(1) // under the lock: Close waits after it looked
-	r.node.mu.Unlock()
-	go func() {
-		defer r.bg.Done()
-		r.redeliver(rs, err)
-	}()
+	if rs.req == nil || !r.remote.CompareAndDelete(stream, v) {
+		return // accepted before: a late complaint about nothing
+	}
+	r.node.log.Debug("a request sent without waiting was not delivered", "session", rs.session, "owner", rs.owner, "err", err)
+	// Off the subscription's goroutine: a takeover waits for a lease.
+	r.goBackground(func() { r.redeliver(rs, err) })
 }
 
 // redeliver delivers again a request that its owner did not get (err
 // says why), or tells its stream why it cannot be.
-func (r *Router) redeliver(rs remoteStream, err error) {
+func (r *Router) redeliver(rs *remoteStream, err error) {
 	ctx, cancel := context.WithTimeout(r.ctx, 2*deliverTimeout+2*r.node.opts.LeaseTTL)
 	defer cancel()
 	next, err := r.reroute(ctx, rs.session, rs.owner, err)
@@ -93,6 +93,16 @@ func (r *Router) redeliver(rs remoteStream, err error) {
 	case errors.Is(err, router.ErrSessionNotFound):
 		r.streams.Deliver(messages.StreamEvent{Stream: rs.req.Stream, Signal: messages.SignalNotFound})
 	default:
-		r.endRequest(rs.req, fmt.Sprintf("the session could not be reached (%v); send the request again", err))
+		r.endRequest(rs.req.Stream, rs.reqID, fmt.Sprintf("the session could not be reached (%v); send the request again", err))
 	}
+}
+
+// remoteStream is a stream held here for a request or a GET whose session
+// another node owns. It is immutable: a change stores a new one.
+type remoteStream struct {
+	owner   string
+	session string
+	reqID   messages.ID             // the request's ID; zero for a GET stream
+	req     *messages.HandleRequest // the request, until the owner accepted it (acks.go)
+	sent    time.Time               // when the request was sent
 }

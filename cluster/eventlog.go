@@ -162,6 +162,12 @@ func (w *eventWriter) write(wait bool) bool {
 	w.mu.Unlock()
 
 	n := w.node
+	if !n.Standalone() && !n.acting() {
+		// The lease may have lapsed: these sessions may be another node's
+		// by now, and their events are not this node's to write.
+		w.failed(len(batch), errLeaseLapsed)
+		return true
+	}
 	last := batch[len(batch)-1]
 	if len(batch) > 1 && n.atomicEvents.Load() {
 		for i, m := range batch {

@@ -29,22 +29,29 @@ import (
 //	actor ──Journal──▶ eventWriter ──batches──▶ events.<session>  (owner, every SSE event; eventlog.go)
 //	takeover ──restore──▶ direct gets (events.<session>, any replica) ──▶ State.Events ──▶ session actor
 //
-// A stored event is one line "<stream> <seq> <end> <request ID>\n"
-// followed by the event's JSON-RPC message.
+// A stored event is one line "<stream> <seq> <end> <epoch> <request ID>\n"
+// followed by the event's JSON-RPC message. The epoch is the owner's: an
+// event appended by an owner that lost the session (in flight when it was
+// taken over) comes after an event of a later epoch in the log, and
+// reading the log back skips it.
 
 // Journal appends an event to session id's durable event log
 // (session.Config.Journal). A node on its own keeps none.
 func (r *Router) Journal(id string, e session.LoggedEvent) {
-	if r.node.Standalone() {
+	if r.node.Standalone() || r.fenced() {
 		return
 	}
-	m := &nats.Msg{Subject: r.node.subj.events(id), Data: encodeEvent(make([]byte, 0, len(e.Stream)+len(e.Data)+32), e)}
+	var epoch uint64
+	if en := r.entryOf(id); en != nil {
+		epoch = en.Epoch
+	}
+	m := &nats.Msg{Subject: r.node.subj.events(id), Data: encodeEvent(make([]byte, 0, len(e.Stream)+len(e.Data)+48), e, epoch)}
 	r.stats.logged.Add(1)
 	r.node.evw.enqueue(m)
 }
 
-// encodeEvent appends e, as stored, to b.
-func encodeEvent(b []byte, e session.LoggedEvent) []byte {
+// encodeEvent appends e, logged by the owner of epoch, as stored, to b.
+func encodeEvent(b []byte, e session.LoggedEvent, epoch uint64) []byte {
 	b = append(b, e.Stream...)
 	b = append(b, ' ')
 	b = strconv.AppendUint(b, e.Seq, 10)
@@ -53,6 +60,8 @@ func encodeEvent(b []byte, e session.LoggedEvent) []byte {
 	} else {
 		b = append(b, " 0 "...)
 	}
+	b = strconv.AppendUint(b, epoch, 10)
+	b = append(b, ' ')
 	if !e.Request.IsZero() {
 		b = append(b, e.Request.Raw()...)
 	}
@@ -60,27 +69,32 @@ func encodeEvent(b []byte, e session.LoggedEvent) []byte {
 	return append(b, e.Data...)
 }
 
-// parseEvent reads a stored event.
-func parseEvent(b []byte) (session.LoggedEvent, error) {
+// parseEvent reads a stored event and the epoch of the owner that logged
+// it.
+func parseEvent(b []byte) (session.LoggedEvent, uint64, error) {
 	head, data, ok := bytes.Cut(b, []byte{'\n'})
 	if !ok {
-		return session.LoggedEvent{}, fmt.Errorf("no header line")
+		return session.LoggedEvent{}, 0, fmt.Errorf("no header line")
 	}
-	fields := bytes.SplitN(head, []byte{' '}, 4)
-	if len(fields) != 4 {
-		return session.LoggedEvent{}, fmt.Errorf("header %q: want 4 fields", head)
+	fields := bytes.SplitN(head, []byte{' '}, 5)
+	if len(fields) != 5 {
+		return session.LoggedEvent{}, 0, fmt.Errorf("header %q: want 5 fields", head)
 	}
 	seq, err := strconv.ParseUint(string(fields[1]), 10, 64)
 	if err != nil {
-		return session.LoggedEvent{}, fmt.Errorf("header %q: %w", head, err)
+		return session.LoggedEvent{}, 0, fmt.Errorf("header %q: %w", head, err)
+	}
+	epoch, err := strconv.ParseUint(string(fields[3]), 10, 64)
+	if err != nil {
+		return session.LoggedEvent{}, 0, fmt.Errorf("header %q: %w", head, err)
 	}
 	e := session.LoggedEvent{Stream: string(fields[0]), Seq: seq, End: string(fields[2]) == "1", Data: data}
-	if len(fields[3]) > 0 {
-		if e.Request, err = messages.ParseID(fields[3]); err != nil {
-			return session.LoggedEvent{}, fmt.Errorf("header %q: %w", head, err)
+	if len(fields[4]) > 0 {
+		if e.Request, err = messages.ParseID(fields[4]); err != nil {
+			return session.LoggedEvent{}, 0, fmt.Errorf("header %q: %w", head, err)
 		}
 	}
-	return e, nil
+	return e, epoch, nil
 }
 
 // eventsReadTimeout bounds each read of a stored event; eventsRetries is
@@ -105,6 +119,7 @@ func (r *Router) loadEvents(ctx context.Context, id string) ([]session.LoggedEve
 	}
 	subject := r.node.subj.events(id)
 	var events []session.LoggedEvent
+	var epoch uint64 // the latest owner's seen so far
 	seq, failures := uint64(1), 0
 	for len(events) < r.node.opts.EventsPerSession {
 		rctx, cancel := context.WithTimeout(ctx, eventsReadTimeout)
@@ -120,11 +135,15 @@ func (r *Router) loadEvents(ctx context.Context, id string) ([]session.LoggedEve
 			return events, fmt.Errorf("cluster: reading the event log of %s: %w", id, err)
 		}
 		seq = msg.Sequence + 1
-		e, err := parseEvent(msg.Data)
+		e, ep, err := parseEvent(msg.Data)
 		if err != nil {
-			r.node.log.Warn("skipping an event that cannot be read", "session", id, "err", err)
+			r.node.log.Warn("skipping an event that cannot be read", "session", logID(id), "err", err)
 			continue
 		}
+		if ep < epoch {
+			continue // appended by an owner that had lost the session
+		}
+		epoch = ep
 		events = append(events, e)
 	}
 	return events, nil

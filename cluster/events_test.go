@@ -18,12 +18,13 @@ func TestEventEncoding(t *testing.T) {
 		{Stream: "12", Seq: 1, Request: messages.StringID("a b\nc"), Data: []byte("{\n}")},
 		{Stream: "65537", Seq: 65538, Request: messages.IntID(-4), Data: []byte(`{"id":-4}`), End: true},
 	} {
-		got, err := parseEvent(encodeEvent(nil, e))
+		got, epoch, err := parseEvent(encodeEvent(nil, e, 7))
 		require.NoError(t, err)
 		assert.Equal(t, e, got)
+		assert.Equal(t, uint64(7), epoch)
 	}
-	for _, bad := range []string{"", "0 1 0", "0 x 0 \n{}", "0 1\n{}", "0 1 0 {\n{}"} {
-		_, err := parseEvent([]byte(bad))
+	for _, bad := range []string{"", "0 1 0", "0 x 0 1 \n{}", "0 1\n{}", "0 1 0 1 {\n{}", "0 1 0 x \n{}", "0 1 0 \n{}"} {
+		_, _, err := parseEvent([]byte(bad))
 		assert.Error(t, err, "%q", bad)
 	}
 }

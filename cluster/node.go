@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/time/rate"
 )
 
 // Node is this process's membership of a cluster: its NATS connection (to
@@ -46,21 +46,28 @@ type Node struct {
 
 	renewals, renewFailures atomic.Int64
 	asyncFailures           atomic.Int64 // writes not waited for that failed
+	natsErrors              atomic.Int64 // asynchronous NATS errors (slow consumers)
+	// At most one warning a second for each: a failing storage or a
+	// flood of dropped messages is counted in full (metrics), logged in
+	// samples.
+	warnWrites, warnNATS rate.Sometimes
 
 	evw          *eventWriter // writes the event log (eventlog.go)
 	atomicEvents atomic.Bool  // the event log takes atomic batches
 
+	boot    string    // this process's run of the node: random
+	started time.Time // when it started
+	lease   leaseState
+
 	mu       sync.Mutex
-	sessions jetstream.KeyValue // session ID → directory entry
-	nodes    jetstream.KeyValue // node ID → lease
+	sessions jetstream.KeyValue // session ID → directory record (directory.go)
+	nodes    jetstream.KeyValue // node ID → lease (lease.go)
 	catalog  jetstream.KeyValue // catalog item → state
 	events   jetstream.Stream   // the sessions' event logs (events.go)
 	ready    bool
-	lastErr  error     // why the node is not ready, for /readyz
-	renewed  time.Time // the lease's last renewal
-	fenced   bool      // the lease lapsed while this node ran: it gave its sessions up
-	onFence  func()    // called when it does
-	hooks    []func()  // run once the buckets are up
+	lastErr  error    // why the node is not ready, for /readyz
+	onLapse  func()   // called when the lease lapses (lease.go)
+	hooks    []func() // run once the buckets are up
 }
 
 // ErrNotReady is returned, wrapped with the reason, while the node cannot
@@ -76,7 +83,10 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{opts: o, log: o.Logger, subj: newSubjects(o.ClusterName), stop: make(chan struct{}), up: make(chan struct{})}
+	n := &Node{opts: o, log: o.Logger, subj: newSubjects(o.ClusterName), stop: make(chan struct{}), up: make(chan struct{}),
+		boot: randomID(8), started: time.Now(),
+		warnWrites: rate.Sometimes{Interval: time.Second}, warnNATS: rate.Sometimes{Interval: time.Second}}
+	n.lease.base = n.started
 	if len(o.URLs) == 0 {
 		if err := n.startServer(); err != nil {
 			return nil, err
@@ -88,7 +98,12 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	}
 	js, err := jetstream.New(n.nc, jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) {
 		n.asyncFailures.Add(1)
-		n.log.Debug("a write to JetStream failed", "subject", m.Subject, "err", err)
+		if isWrongRevision(err) {
+			return // a fenced write: its writer is told (persist.go)
+		}
+		n.warnWrites.Do(func() {
+			n.log.Warn("a write to JetStream failed (counted in mcp_cluster_write_failures_total; logged at most once a second)", "err", err)
+		})
 	}))
 	if err != nil {
 		n.nc.Close()
@@ -233,6 +248,19 @@ func (n *Node) connect(ctx context.Context) error {
 			}
 		}),
 		nats.ReconnectHandler(func(c *nats.Conn) { n.log.Info("NATS connection back", "url", c.ConnectedUrlRedacted()) }),
+		// A subscription that falls behind drops messages (a slow
+		// consumer): routed messages and frames are lost, and the
+		// requests they carried end by the acknowledgement's bound.
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			n.natsErrors.Add(1)
+			n.warnNATS.Do(func() {
+				subject := ""
+				if sub != nil {
+					subject = sub.Subject
+				}
+				n.log.Warn("NATS error (counted in mcp_cluster_nats_errors_total; logged at most once a second)", "subject", subject, "err", err)
+			})
+		}),
 	}
 	var url string
 	if n.ns != nil {
@@ -278,11 +306,22 @@ func (n *Node) maintain() {
 	defer tick.Stop()
 	for {
 		n.renew()
+		// Renewals fail while storage has no quorum; once the lease may
+		// have expired, the sessions are given up at once rather than at
+		// the next tick.
+		lapse := time.NewTimer(max(n.lease.sentOK+n.opts.LeaseTTL-n.since(), 0))
+		if n.lease.rev == 0 || n.lease.given {
+			lapse.Stop()
+		}
 		select {
 		case <-n.stop:
+			lapse.Stop()
 			return
 		case <-tick.C:
+		case <-lapse.C:
+			n.giveUp("the lease was not renewed for " + n.opts.LeaseTTL.String())
 		}
+		lapse.Stop()
 	}
 }
 
@@ -291,14 +330,14 @@ func (n *Node) createBuckets() error {
 	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 	defer cancel()
 	r := n.opts.Replicas
-	sessions, err := n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: n.subj.bucket("sessions"), Description: "mcp-actors session directory: session ID → owner, epoch, principal, metadata",
+	sessions, err := n.leaderBucket(ctx, jetstream.KeyValueConfig{
+		Bucket: n.subj.bucket("sessions"), Description: "mcp-actors session directory: session ID → owner, epoch, principal, state",
 		History: 1, Storage: jetstream.FileStorage, Replicas: r, LimitMarkerTTL: markerTTL,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the session directory: %w", err)
 	}
-	nodes, err := n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	nodes, err := n.leaderBucket(ctx, jetstream.KeyValueConfig{
 		Bucket: n.subj.bucket("nodes"), Description: "mcp-actors node leases",
 		History: 1, Storage: jetstream.MemoryStorage, Replicas: r, TTL: n.opts.LeaseTTL,
 	})
@@ -330,48 +369,52 @@ func (n *Node) createBuckets() error {
 	return nil
 }
 
-// lease is what a node's lease key holds.
-type lease struct {
-	Node    string    `json:"node"`
-	Started time.Time `json:"started"`
+// leaderBucket opens (creating it if needed) a bucket whose reads go to
+// its stream's leader, never to a replica that may lag behind it: the
+// leases and the session directory, whose reads decide who owns a session.
+// A key-value bucket answers reads from any replica by default ("direct
+// gets"); the stream's AllowDirect is turned off, and the bucket is opened
+// again so that it reads from the leader.
+func (n *Node) leaderBucket(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := n.js.KeyValue(ctx, cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = n.js.CreateKeyValue(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = n.js.KeyValue(ctx, cfg.Bucket) // another node created it meanwhile
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := n.js.Stream(ctx, "KV_"+cfg.Bucket)
+	if err != nil {
+		return nil, err
+	}
+	sc := s.CachedInfo().Config
+	if !sc.AllowDirect {
+		return kv, nil // opened as it is now: it reads from the leader
+	}
+	sc.AllowDirect = false
+	if _, err := n.js.UpdateStream(ctx, sc); err != nil {
+		return nil, err
+	}
+	kv, err = n.js.KeyValue(ctx, cfg.Bucket)
+	if err != nil {
+		return nil, err
+	}
+	if s, err = n.js.Stream(ctx, "KV_"+cfg.Bucket); err != nil {
+		return nil, err
+	}
+	if s.CachedInfo().Config.AllowDirect {
+		return nil, errors.New("bucket " + cfg.Bucket + " still reads from replicas")
+	}
+	return kv, nil
 }
 
 // cutOff reports whether the node's embedded server should have routes to
 // others but has none.
 func (n *Node) cutOff() bool {
 	return n.ns != nil && len(n.opts.Routes) > 0 && n.ns.NumRoutes() == 0
-}
-
-// renew puts the lease once.
-func (n *Node) renew() {
-	ctx, cancel := context.WithTimeout(n.ctx, n.opts.LeaseTTL/2)
-	defer cancel()
-	b, _ := json.Marshal(lease{Node: n.opts.NodeID, Started: time.Now()})
-	if _, err := n.nodes.Put(ctx, n.opts.NodeID, b); err != nil {
-		n.renewFailures.Add(1)
-		n.setErr(fmt.Errorf("renewing the lease: %w", err))
-		n.log.Warn("renewing the lease failed", "err", err)
-		n.mu.Lock()
-		lapsed := !n.renewed.IsZero() && time.Since(n.renewed) > n.opts.LeaseTTL && !n.fenced
-		if lapsed {
-			n.fenced = true
-		}
-		fence := n.onFence
-		n.mu.Unlock()
-		if lapsed {
-			// Other nodes may take this node's sessions over from now on:
-			// it must no longer act as their owner.
-			n.log.Error("the lease lapsed: this node gives up its sessions")
-			if fence != nil {
-				fence()
-			}
-		}
-		return
-	}
-	n.renewals.Add(1)
-	n.mu.Lock()
-	n.ready, n.lastErr, n.renewed, n.fenced = true, nil, time.Now(), false
-	n.mu.Unlock()
 }
 
 func (n *Node) setErr(err error) {
@@ -393,12 +436,12 @@ func (n *Node) Ready() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	switch {
-	case n.ready && time.Since(n.renewed) < n.opts.LeaseTTL:
+	case n.ready && n.acting():
 		return nil
 	case n.lastErr != nil:
 		return fmt.Errorf("%w: %w", ErrNotReady, n.lastErr)
 	case n.ready:
-		return fmt.Errorf("%w: the lease was last renewed %s ago", ErrNotReady, time.Since(n.renewed).Round(time.Millisecond))
+		return fmt.Errorf("%w: %w", ErrNotReady, errLeaseLapsed)
 	}
 	return fmt.Errorf("%w: JetStream buckets not created yet", ErrNotReady)
 }
@@ -420,27 +463,51 @@ func (n *Node) WaitReady(ctx context.Context) error {
 	}
 }
 
-// onFenced sets what runs when this node's lease lapses while it runs (it
-// could not renew it for a whole TTL): other nodes may have taken its
-// sessions over, so it must give them up.
-func (n *Node) onFenced(fn func()) {
-	n.mu.Lock()
-	n.onFence = fn
-	n.mu.Unlock()
-}
-
 // writeAsync publishes m to JetStream without waiting for its
-// acknowledgement, once the buckets exist: the directory, the sessions'
-// states, their event logs. A write refused at once is logged at level
-// (what, for session) and counted with those that fail later (the
+// acknowledgement, once the buckets exist. A write refused at once is
+// logged (what, for session) and counted with those that fail later (the
 // handler given to jetstream.New).
-func (n *Node) writeAsync(m *nats.Msg, level slog.Level, what, session string, opts ...jetstream.PublishOpt) {
+func (n *Node) writeAsync(m *nats.Msg, what, session string, opts ...jetstream.PublishOpt) {
 	n.onBuckets(func() {
 		if _, err := n.js.PublishMsgAsync(m, opts...); err != nil {
 			n.asyncFailures.Add(1)
-			n.log.Log(context.Background(), level, what+" failed", "session", session, "err", err)
+			n.log.Warn(what+" failed", "session", logID(session), "err", err)
 		}
 	})
+}
+
+// bucketsUp reports whether the buckets exist.
+func (n *Node) bucketsUp() bool {
+	select {
+	case <-n.up:
+		return true
+	default:
+		return false
+	}
+}
+
+// canOpen says why the node cannot make a new session durable now (nil
+// when it can): it does not act for its sessions (its lease may have
+// lapsed), or its last lease renewal failed (storage has no quorum, or
+// the node is cut off from the others).
+func (n *Node) canOpen() error {
+	switch {
+	case !n.bucketsUp():
+		return fmt.Errorf("%w: JetStream buckets not created yet", ErrNotReady)
+	case !n.acting():
+		return errLeaseLapsed
+	case !n.lease.healthy.Load():
+		n.mu.Lock()
+		err := n.lastErr
+		n.mu.Unlock()
+		if err == nil {
+			err = errors.New("the last lease renewal failed")
+		}
+		return fmt.Errorf("storage cannot be written (%w)", err)
+	case n.cutOff():
+		return errors.New("no route to another node")
+	}
+	return nil
 }
 
 // onBuckets runs fn once the buckets exist (at once if they do).
@@ -453,31 +520,6 @@ func (n *Node) onBuckets(fn func()) {
 	}
 	n.mu.Unlock()
 	fn()
-}
-
-// Alive reports whether node has a current lease; an error means the lease
-// bucket could not be read before ctx ended. Each read is bounded, and
-// one that failed for a passing reason (the bucket electing a leader after
-// a node loss) is tried again.
-func (n *Node) Alive(ctx context.Context, node string) (bool, error) {
-	kv := n.kv(func() jetstream.KeyValue { return n.nodes })
-	if kv == nil {
-		return false, ErrNotReady
-	}
-	var b backoff
-	for {
-		rctx, cancel := context.WithTimeout(ctx, storageOpTimeout)
-		_, err := kv.Get(rctx, node)
-		cancel()
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-			return false, nil
-		case !b.retry(ctx, err):
-			return false, err
-		}
-	}
 }
 
 // Members returns the nodes with a current lease.

@@ -70,10 +70,13 @@ func TestThreeNodes(t *testing.T) {
 		alive, err := nodes[0].Alive(ctx, "n1")
 		return err == nil && alive
 	}, 10*time.Second, 20*time.Millisecond, "a live node keeps its lease")
+
+	// Alone of three, n1 has no quorum: it cannot renew its lease, so it
+	// stops acting for its sessions and says why it is not ready.
 	nodes[1].Close()
-	alive, err := nodes[0].Alive(ctx, "n2")
-	require.NoError(t, err)
-	assert.False(t, alive, "a node that shuts down gives up its lease at once")
+	require.Eventually(t, func() bool { return !nodes[0].Acting() }, 10*time.Second, 20*time.Millisecond,
+		"a node without quorum stops acting once its lease may have lapsed")
+	assert.ErrorIs(t, nodes[0].Ready(), cluster.ErrNotReady)
 }
 
 func TestBadOptions(t *testing.T) {

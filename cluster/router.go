@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
@@ -37,11 +38,18 @@ type Router struct {
 	streams *router.Streams
 	subs    []*nats.Subscription
 
-	dir    sync.Map // session ID → *entry: directory entries read, for Lookup
-	gone   sync.Map // session ID → time.Time: this node's sessions that ended (ended)
-	remote sync.Map // messages.StreamID → remoteStream: streams here waiting on other nodes
-	nGone  atomic.Int64
-	stats  stats
+	dir      sync.Map // session ID → *entry: what this node knows of sessions' records (directory.go)
+	gone     sync.Map // session ID → time.Time: this node's sessions that ended (ended)
+	unknown  sync.Map // session ID → time.Time: IDs the directory does not hold (takeover.go)
+	remote   sync.Map // messages.StreamID → *remoteStream: streams here waiting on other nodes (watch.go)
+	ackDue   sync.Map // messages.StreamID → *pendingAck: requests accepted here, not yet acknowledged (acks.go)
+	nGone    atomic.Int64
+	nUnknown atomic.Int64
+	stats    stats
+
+	lookups   singleflight.Group // locate, one lookup per session at once
+	restores  chan struct{}      // bounds the sessions restored at once for routed messages
+	recordTTL atomic.Int64       // SetRecordTTL
 
 	asyncReply string             // prefix of the reply subjects of requests sent without waiting (async.go)
 	ctx        context.Context    // ends at Close: the work the router starts
@@ -75,8 +83,9 @@ const (
 	statusBad      = "bad"
 )
 
-// deliverTimeout bounds a delivery to another node.
-const deliverTimeout = 5 * time.Second
+// deliverTimeout bounds a delivery to another node: an owner that has not
+// answered by then is looked into as if it were gone (its lease decides).
+const deliverTimeout = 3 * time.Second
 
 // NewRouter makes local (this node's sessions; its registry must be named
 // after the node) reachable from the cluster, and returns the Router the
@@ -86,7 +95,8 @@ func NewRouter(node *Node, local *router.Local) (*Router, error) {
 	if local.Streams().Node() != node.ID() {
 		return nil, fmt.Errorf("cluster: the stream registry is named %q, not after node %q", local.Streams().Node(), node.ID())
 	}
-	r := &Router{node: node, local: local, streams: local.Streams(), asyncReply: node.subj.async(node.ID())}
+	r := &Router{node: node, local: local, streams: local.Streams(), asyncReply: node.subj.async(node.ID()),
+		restores: make(chan struct{}, maxRestores)}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	local.SetSessionIDs(func() string { return node.ID() + "." + router.NewSessionID() })
 	sub, err := node.nc.Subscribe(node.subj.session(node.ID()), r.onSession)
@@ -109,16 +119,18 @@ func NewRouter(node *Node, local *router.Local) (*Router, error) {
 		r.Close()
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	node.onFenced(r.giveUp)
+	node.onLapsed(r.giveUp)
 	r.stopWatch = make(chan struct{})
 	r.watchDone.Add(1)
-	go r.watchOwners(r.stopWatch)
+	go r.watch(r.stopWatch)
 	return r, nil
 }
 
 // giveUp closes, for handover, every session of this node: its lease
 // lapsed and others may own them now. The cluster only sends messages: the
-// sessions close themselves.
+// sessions close themselves. What this node knew of its sessions' records
+// is forgotten: the next message for one of them reads the directory, and
+// starts it here again only if the directory still names this node.
 func (r *Router) giveUp() {
 	n := 0
 	r.local.Each(func(ref *session.Ref) bool {
@@ -126,8 +138,24 @@ func (r *Router) giveUp() {
 		n++
 		return true
 	})
+	me := r.node.ID()
+	r.dir.Range(func(k, v any) bool {
+		if v.(*entry).Owner == me {
+			r.dir.CompareAndDelete(k, v)
+		}
+		return true
+	})
 	r.node.log.Warn("gave up every session: the lease lapsed", "sessions", n)
 }
+
+// fenced reports whether this node must not act for its sessions now: it
+// is in a cluster and its lease may have lapsed.
+func (r *Router) fenced() bool { return !r.node.Standalone() && !r.node.acting() }
+
+// maxRestores bounds how many sessions a node restores at once for routed
+// messages; beyond, a message for a session it does not hold is refused
+// at once (503: the sender's client tries again).
+const maxRestores = 32
 
 // Drain makes this node take no session over from now on (it is shutting
 // down and hands its own over).
@@ -177,13 +205,24 @@ func (r *Router) ownerOf(id string) string {
 	return node
 }
 
-// Open implements router.Router: a session opened here is owned here.
+// Open implements router.Router: a session opened here is owned here. It
+// is written to the directory when initialize is answered (its first
+// State). A node that cannot make a session durable — its lease renewal
+// failed: storage has no quorum, or it is cut off — refuses at once
+// (router.ErrUnavailable).
 func (r *Router) Open(ctx context.Context, o router.OpenOptions) (string, error) {
+	if !r.node.Standalone() {
+		if err := r.node.canOpen(); err != nil {
+			return "", fmt.Errorf("%w: %w", router.ErrUnavailable, err)
+		}
+	}
 	id, err := r.local.Open(ctx, o)
 	if err != nil {
 		return "", err
 	}
-	r.record(&entry{Session: id, Owner: r.node.ID(), Epoch: 1, Principal: o.Principal})
+	if !r.node.Standalone() {
+		r.dir.Store(id, &entry{Session: id, Owner: r.node.ID(), Epoch: 1, Principal: o.Principal, known: true})
+	}
 	return id, nil
 }
 
@@ -203,7 +242,7 @@ func (r *Router) Check(ctx context.Context, id, principal string) error {
 			return err
 		}
 		// Not here: this node restarted, or the session moved.
-		if owner, err = r.recover(ctx, id, owner); err != nil {
+		if owner, err = r.locate(ctx, id, owner); err != nil {
 			return err
 		}
 		if owner == r.node.ID() {
@@ -220,7 +259,7 @@ func (r *Router) Check(ctx context.Context, id, principal string) error {
 const maxHops = 4
 
 // errNoOwner reports that the node a message was sent to does not answer
-// on its subject: it is gone.
+// on its subject (it is gone), or not in time (it hangs, or is cut off).
 var errNoOwner = errors.New("cluster: the session's node does not answer")
 
 // movedError reports that the session is owned elsewhere now.
@@ -232,18 +271,15 @@ func (e *movedError) Error() string { return "cluster: the session moved to node
 // nobody answers, a *movedError when the owner says the session moved,
 // ErrSessionNotFound when it says there is none.
 func (r *Router) request(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, deliverTimeout)
-		defer cancel()
-	}
+	rctx, cancel := context.WithTimeout(ctx, deliverTimeout)
+	defer cancel()
 	r.stats.routed.Add(1)
 	start := time.Now()
-	reply, err := r.node.nc.RequestMsgWithContext(ctx, msg)
+	reply, err := r.node.nc.RequestMsgWithContext(rctx, msg)
 	r.stats.hop(time.Since(start))
 	if err != nil {
-		if errors.Is(err, nats.ErrNoResponders) {
-			return nil, errNoOwner
+		if errors.Is(err, nats.ErrNoResponders) || (ctx.Err() == nil && rctx.Err() != nil) {
+			return nil, errNoOwner // gone, or no answer in time: its lease decides
 		}
 		return nil, fmt.Errorf("cluster: routing a message: %w", err)
 	}
@@ -288,9 +324,9 @@ func (r *Router) reroute(ctx context.Context, id, owner string, err error) (stri
 		r.setOwner(id, moved.owner)
 		return moved.owner, nil
 	case errors.Is(err, errNoOwner):
-		next, rerr := r.recover(ctx, id, owner)
+		next, rerr := r.locate(ctx, id, owner)
 		if rerr != nil {
-			r.node.log.Warn("a session's node does not answer and the session cannot be taken over", "session", id, "owner", owner, "err", rerr)
+			r.node.log.Warn("a session's node does not answer and the session cannot be taken over", "session", logID(id), "owner", owner, "err", rerr)
 			return "", rerr
 		}
 		return next, nil
@@ -307,13 +343,16 @@ func (r *Router) Deliver(ctx context.Context, id string, m messages.ActorMessage
 	var data []byte
 	for range maxHops {
 		if owner == r.node.ID() {
+			if r.fenced() {
+				return fmt.Errorf("%w: %w", router.ErrUnavailable, errLeaseLapsed)
+			}
 			err := r.local.Deliver(ctx, id, m)
 			if !errors.Is(err, router.ErrSessionNotFound) || r.ended(id) {
 				return err
 			}
 			// Not here: this node restarted, or the session moved.
-			if owner, err = r.recover(ctx, id, owner); err != nil {
-				return err
+			if owner, err = r.locate(ctx, id, owner); err != nil {
+				return unavailable(err)
 			}
 			continue
 		}
@@ -335,7 +374,7 @@ func (r *Router) Deliver(ctx context.Context, id string, m messages.ActorMessage
 		_, err := r.request(ctx, msg)
 		next, err := r.reroute(ctx, id, owner, err)
 		if err != nil {
-			return err
+			return unavailable(err)
 		}
 		if next == "" {
 			r.track(owner, id, m)
@@ -347,77 +386,162 @@ func (r *Router) Deliver(ctx context.Context, id string, m messages.ActorMessage
 }
 
 // setOwner records that session id is owned by owner now, keeping what
-// is known of its principal.
+// is known of its principal. An entry that names owner already is kept as
+// it is (a takeover here stored the revision it wrote).
 func (r *Router) setOwner(id, owner string) {
 	e := &entry{Session: id, Owner: owner}
-	if v, ok := r.dir.Load(id); ok {
-		old := v.(*entry)
+	if old := r.entryOf(id); old != nil {
+		if old.Owner == owner {
+			return
+		}
 		e.Principal, e.Epoch, e.known = old.Principal, old.Epoch, old.known
 	}
 	r.dir.Store(id, e)
 }
 
-// onSession receives a message for one of this node's sessions. A
-// session this node does not hold may have been its own before it
-// restarted (it is restored here) or moved (the sender is told where).
+// onSession receives a message for one of this node's sessions, on the
+// subscription's one goroutine: a message for a session here is handed to
+// it at once. One for a session this node does not hold — it may have
+// been its own before it restarted (it is restored here) or have moved
+// (the sender is told where) — is looked into off that goroutine, a
+// bounded number at once, so that no lookup delays other sessions'
+// messages.
 func (r *Router) onSession(msg *nats.Msg) {
 	r.stats.received.Add(1)
-	reply := nats.NewMsg(msg.Reply)
 	id := msg.Header.Get(headerSession)
-	ctx, cancel := context.WithTimeout(context.Background(), deliverTimeout)
-	defer cancel()
 	m, err := messages.DecodeActorMessage(msg.Data)
-	if err != nil {
-		reply.Header.Set(headerStatus, statusBad)
-		reply.Data = []byte(err.Error())
-		_ = msg.RespondMsg(reply)
+	switch {
+	case err != nil:
+		r.respond(msg, m, statusBad, err.Error())
+		return
+	case r.fenced():
+		r.respond(msg, m, statusBad, errLeaseLapsed.Error())
 		return
 	}
-	for range 2 {
-		err := r.accept(ctx, id, m)
-		if err == nil {
-			err = r.local.Deliver(ctx, id, m)
-		}
-		if errors.Is(err, errForeign) {
-			reply.Header.Set(headerStatus, statusNotFound)
-			break
-		}
-		if err == nil {
-			reply.Header.Set(headerStatus, statusOK)
-			break
-		}
-		if r.ended(id) {
-			reply.Header.Set(headerStatus, statusNotFound)
-			break
-		}
-		owner, rerr := r.recover(ctx, id, r.node.ID())
-		switch {
-		case errors.Is(rerr, router.ErrSessionNotFound):
-			reply.Header.Set(headerStatus, statusNotFound)
-		case rerr != nil:
-			// Not "no such session": it may exist but cannot be reached
-			// now (storage electing a leader, a live owner that does not
-			// answer): the sender answers 503 and the client retries.
-			reply.Header.Set(headerStatus, statusBad)
-			reply.Data = []byte(rerr.Error())
-		case owner != r.node.ID():
-			reply.Header.Set(headerStatus, statusMoved)
-			reply.Header.Set(headerOwner, owner)
-		default:
-			continue // restored here: deliver again
-		}
-		break
+	err = r.deliverHere(id, m)
+	switch {
+	case err == nil:
+		r.respond(msg, m, statusOK, "")
+		return
+	case errors.Is(err, errForeign), r.ended(id), r.isUnknown(id):
+		r.respond(msg, m, statusNotFound, "")
+		return
 	}
-	if msg.Reply != "" && (msg.Header.Get(headerOp) != opAsync || reply.Header.Get(headerStatus) != statusOK) {
-		_ = msg.RespondMsg(reply)
+	select {
+	case r.restores <- struct{}{}:
+	default:
+		r.respond(msg, m, statusBad, "this node is busy restoring sessions: try again")
+		return
+	}
+	if !r.goBackground(func() {
+		defer func() { <-r.restores }()
+		r.deliverAfterLookup(msg, id, m)
+	}) {
+		<-r.restores
 	}
 }
 
-// accept checks, for the messages a session does not answer on a stream,
-// that the session exists for their sender: a DELETE, a notification or
-// an answer from another principal must read as an unknown session (404),
-// not succeed — the sending node left the check to this one (Check).
-func (r *Router) accept(ctx context.Context, id string, m messages.ActorMessage) error {
+// deliverAfterLookup delivers m, for session id which this node does not
+// hold, after looking into where it is.
+func (r *Router) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMessage) {
+	ctx, cancel := context.WithTimeout(r.ctx, deliverTimeout)
+	defer cancel()
+	owner, err := r.locate(ctx, id, r.node.ID())
+	switch {
+	case errors.Is(err, router.ErrSessionNotFound):
+		r.respond(msg, m, statusNotFound, "")
+	case err != nil:
+		// Not "no such session": it may exist but cannot be reached now
+		// (storage electing a leader, no quorum): the sender answers 503
+		// and the client retries.
+		r.respond(msg, m, statusBad, err.Error())
+	case owner != r.node.ID():
+		r.respondMoved(msg, owner)
+	default:
+		switch err := r.deliverHere(id, m); {
+		case err == nil:
+			r.respond(msg, m, statusOK, "")
+		case errors.Is(err, router.ErrSessionNotFound):
+			r.respond(msg, m, statusNotFound, "")
+		default:
+			r.respond(msg, m, statusBad, err.Error())
+		}
+	}
+}
+
+// deliverHere checks the sender's principal and hands m to session id,
+// here.
+func (r *Router) deliverHere(id string, m messages.ActorMessage) error {
+	if err := r.checkPrincipal(id, m); err != nil {
+		return err
+	}
+	return r.local.Deliver(context.Background(), id, m)
+}
+
+// respond answers a routed message with a delivery outcome. A client
+// request sent without waiting is answered only when it was not
+// delivered; its acceptance is acknowledged later, unless its stream
+// hears from the session first (acks.go).
+func (r *Router) respond(msg *nats.Msg, m messages.ActorMessage, status, why string) {
+	if msg.Reply == "" {
+		return
+	}
+	if msg.Header.Get(headerOp) == opAsync && status == statusOK {
+		if hr, ok := m.(*messages.HandleRequest); ok {
+			r.ackLater(hr.Stream, msg.Reply)
+		}
+		return
+	}
+	reply := nats.NewMsg(msg.Reply)
+	reply.Header.Set(headerStatus, status)
+	reply.Data = []byte(why)
+	_ = msg.RespondMsg(reply)
+}
+
+// respondMoved tells the sender of msg that its session is owned by owner.
+func (r *Router) respondMoved(msg *nats.Msg, owner string) {
+	if msg.Reply == "" {
+		return
+	}
+	reply := nats.NewMsg(msg.Reply)
+	reply.Header.Set(headerStatus, statusMoved)
+	reply.Header.Set(headerOwner, owner)
+	_ = msg.RespondMsg(reply)
+}
+
+// goBackground runs fn on a goroutine Close waits for, unless the router
+// is closed (false).
+func (r *Router) goBackground(fn func()) bool {
+	r.node.mu.Lock()
+	if r.closed.Load() {
+		r.node.mu.Unlock()
+		return false
+	}
+	r.bg.Add(1) // under the lock: Close waits after it looked
+	r.node.mu.Unlock()
+	go func() {
+		defer r.bg.Done()
+		fn()
+	}()
+	return true
+}
+
+// unavailable marks a failure to reach a session that exists, or may, as
+// router.ErrUnavailable (503: the client tries again); "no such session"
+// stays as it is (404).
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, router.ErrSessionNotFound) || errors.Is(err, router.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", router.ErrUnavailable, err)
+}
+
+// checkPrincipal checks, for the messages a session does not answer on a
+// stream, that the session exists for their sender: a DELETE, a
+// notification or an answer from another principal must read as an
+// unknown session (404), not succeed — the sending node left the check to
+// this one (Check).
+func (r *Router) checkPrincipal(id string, m messages.ActorMessage) error {
 	var principal string
 	switch m := m.(type) {
 	case *messages.DeleteSession:
@@ -429,7 +553,7 @@ func (r *Router) accept(ctx context.Context, id string, m messages.ActorMessage)
 	default:
 		return nil // the session answers others on their stream
 	}
-	meta, err := r.local.Lookup(ctx, id)
+	meta, err := r.local.Lookup(context.Background(), id)
 	if err == nil && meta.Principal != principal {
 		err = errForeign // here, but not the sender's
 	}
@@ -445,6 +569,13 @@ var errForeign = fmt.Errorf("%w: another principal's", router.ErrSessionNotFound
 // another node's stream is published to that node: it is reported taken,
 // and the holder tells the session if the stream turns out to be gone.
 func (r *Router) DeliverStream(ev messages.StreamEvent) bool {
+	if r.fenced() {
+		var ok bool
+		if ev, ok = fencedEvent(ev); !ok {
+			return true // dropped: this node must not speak for the session now
+		}
+	}
+	r.acked(ev.Stream)
 	if ev.Stream.Node == r.node.ID() {
 		return r.streams.Deliver(ev)
 	}
@@ -469,7 +600,28 @@ func (r *Router) onStream(msg *nats.Msg) {
 		return
 	}
 	r.stats.framesIn.Add(1)
+	r.heard(ev.Stream)
 	r.streams.Deliver(ev)
+}
+
+// fencedEvent is what a node whose lease may have lapsed sends in place of
+// ev: nothing for a frame that is not a response (false), a JSON-RPC error
+// for a response (the client sends the request again, to whichever node
+// owns the session by then), and a signal as it is.
+func fencedEvent(ev messages.StreamEvent) (messages.StreamEvent, bool) {
+	if ev.Signal != messages.SignalFrame {
+		return ev, true
+	}
+	if !ev.Frame.End {
+		return ev, false
+	}
+	m, err := messages.Decode(ev.Frame.Data)
+	if err != nil {
+		return ev, false
+	}
+	ev.Frame.Data = messages.EncodeError(m.ID, messages.Errorf(messages.CodeInternalError,
+		"this node may no longer own the session (its lease lapsed): send the request again"))
+	return ev, true
 }
 
 // StreamGone implements router.Router and session.Streams. A stream held

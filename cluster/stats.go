@@ -15,6 +15,7 @@ type stats struct {
 	hopNanos  atomic.Int64 // time spent waiting for routed messages' acks
 	logged    atomic.Int64 // events appended to the event log
 	restored  atomic.Int64 // events read back from it for sessions taken over
+	unacked   atomic.Int64 // requests sent from here that no acknowledgement reached in time
 }
 
 func (s *stats) hop(d time.Duration) { s.hopNanos.Add(int64(d)) }
@@ -30,7 +31,10 @@ type Stats struct {
 	EventsLogged         int64 // events appended to the sessions' event logs
 	EventsRestored       int64 // events read back for sessions taken over
 	EventBatches         int64 // writes of the event log (batches of events)
-	WriteFailures        int64 // event log and state writes that failed (they are not waited for)
+	WriteFailures        int64 // event log and directory writes that failed
+	Unacknowledged       int64 // routed requests that no acknowledgement reached in time (acks.go)
+	NATSErrors           int64 // asynchronous NATS errors: slow consumers, dropped messages
+	Acting               bool  // the node acts for its sessions: its lease is surely alive
 }
 
 // Stats returns the router's counters.
@@ -41,6 +45,7 @@ func (r *Router) Stats() Stats {
 		Takeovers: r.stats.takeovers.Load(), HopTime: time.Duration(r.stats.hopNanos.Load()),
 		LeaseRenewals: r.node.renewals.Load(), LeaseRenewalFailures: r.node.renewFailures.Load(),
 		EventsLogged: r.stats.logged.Load(), EventsRestored: r.stats.restored.Load(), EventBatches: r.node.evw.written.Load(),
-		WriteFailures: r.node.asyncFailures.Load(),
+		WriteFailures: r.node.asyncFailures.Load(), Unacknowledged: r.stats.unacked.Load(),
+		NATSErrors: r.node.natsErrors.Load(), Acting: r.node.Standalone() || r.node.acting(),
 	}
 }

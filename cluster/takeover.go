@@ -2,10 +2,8 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -13,129 +11,140 @@ import (
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
+	"github.com/mcp-actors/mcp-actors/messages"
 )
 
-// Owner loss. A session is owned by one node at a time: the directory
-// entry (owner, epoch, principal) says which, and is changed only by a
-// compare-and-swap on its revision. The owner keeps the session's State
-// durable beside it (<session>.state) after every change. When a message
-// for the session finds no owner answering — its node died, or shut down
-// and handed its sessions over — the node that received it looks at the
-// owner's lease: once it has lapsed (or was given up), it takes the
-// session over (epoch + 1) and starts it again from its State; the
-// message is then delivered here. A node that still holds a lease but
-// lost the session (it restarted) starts it again itself.
+// Owner loss. A session is owned by one node at a time: its directory
+// record (owner, epoch, principal, State) says which, and is changed only
+// by a compare-and-swap on its revision. When a message for the session
+// finds no owner answering — its node died, hangs, is cut off, or shut
+// down and handed its sessions over — the node that received it looks at
+// the owner's lease (through the lease bucket's leader): once it has
+// lapsed (or was given up), it takes the session over (epoch + 1) and
+// starts it again from the record's State; the message is then delivered
+// here. A node that still holds its lease but does not have the session
+// (it restarted, or closed the session for handover) starts it again
+// itself.
 //
-//	Deliver(id) ──▶ owner answers? ──no──▶ lease of owner alive? ──no──▶ CAS owner=me, epoch+1 ──▶ Restore(State) ──▶ deliver here
-//	                                                   └──yes──▶ ErrOwnerBusy (try again)
+//	Deliver(id) ──▶ owner answers? ──no / not in time──▶ lease of owner alive? ──no──▶ CAS owner=me, epoch+1 ──▶ Restore(State) ──▶ deliver here
+//	                                                             └──yes──▶ ErrOwnerBusy (503: try again)
 
 // ErrOwnerBusy is returned for a session whose owner holds its lease but
 // does not answer: it may be overloaded or cut off; the session is not
 // taken over from a live node.
 var ErrOwnerBusy = errors.New("cluster: the session's node holds its lease but does not answer")
 
-// stateKey is the directory key of session id's State.
-func stateKey(id string) string { return id + ".state" }
-
-// Persist keeps a session's State durable (session.Config.Persist): written
-// without waiting, in order. A node on its own keeps none.
-func (r *Router) Persist(id string, st *session.State) {
-	if r.node.Standalone() {
-		return
-	}
-	b, err := json.Marshal(st)
-	if err != nil {
-		r.node.log.Error("encoding a session's state failed", "session", id, "err", err)
-		return
-	}
-	m := &nats.Msg{Subject: r.node.subj.key("sessions", stateKey(id)), Data: b}
-	r.node.writeAsync(m, slog.LevelWarn, "writing a session's state", id)
-}
-
-// recover finds who owns session id now that the node thought to own it
-// (suspect; "" for this one) did not have it: it returns the owner, after
+// locate finds who owns session id now that the node thought to own it
+// (suspect) did not have it or did not answer: it returns the owner, after
 // taking the session over here when the owner's lease has lapsed (or the
 // directory names this node), or ErrSessionNotFound when the directory
-// has no such session.
-func (r *Router) recover(ctx context.Context, id, suspect string) (string, error) {
+// has no such session. Lookups of one session at once share one answer.
+// A node that does not hold its own lease answers at once: it can neither
+// take a session over nor trust what it last knew.
+func (r *Router) locate(ctx context.Context, id, suspect string) (string, error) {
 	if r.node.Standalone() {
 		return "", router.ErrSessionNotFound
 	}
-	if _, ok := ctx.Deadline(); !ok {
+	if r.isUnknown(id) {
+		return "", router.ErrSessionNotFound
+	}
+	if !r.node.acting() {
+		return "", fmt.Errorf("%w: %w", errStorage, errLeaseLapsed)
+	}
+	if r.node.cutOff() {
+		// Cut off from the others, this node can neither read the
+		// directory nor write it: it says so at once.
+		return "", fmt.Errorf("%w: this node has no route to the others", ErrOwnerBusy)
+	}
+	v, err, _ := r.lookups.Do(id+"\x00"+suspect, func() (any, error) {
 		// A request's own context has no deadline: bound the wait for a
 		// lapse and the retries, so that the client gets an answer.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 2*r.node.opts.LeaseTTL+deliverTimeout)
+		lctx, cancel := context.WithTimeout(ctx, 2*r.node.opts.LeaseTTL+deliverTimeout)
 		defer cancel()
+		return r.locateOnce(lctx, id, suspect)
+	})
+	if err != nil {
+		return "", err
 	}
+	return v.(string), nil
+}
+
+func (r *Router) locateOnce(ctx context.Context, id, suspect string) (string, error) {
 	if err := r.node.waitBuckets(ctx); err != nil {
 		return "", err
 	}
 	kv := r.node.kv(func() jetstream.KeyValue { return r.node.sessions })
-	// After a node loss the directory's stream may be electing a new
-	// leader for a few seconds: reads and writes fail meanwhile, and are
-	// tried again.
+	me := r.node.ID()
 	var b backoff
-	retry := func(err error) bool { return b.retry(ctx, err) }
-	for attempt := 0; attempt < 64; attempt++ {
+	for range 16 {
 		if r.draining.Load() {
 			return "", ErrOwnerBusy // shutting down: another node takes it once the lease is given up
 		}
-		kve, err := kv.Get(ctx, id)
-		if err != nil && retry(err) {
-			continue
-		}
-		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
+		rec, rev, err := r.readRecord(ctx, kv, id)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			r.rememberUnknown(id)
 			return "", router.ErrSessionNotFound
-		}
-		if err != nil {
-			return "", fmt.Errorf("cluster: reading the session directory: %w", err)
-		}
-		var e entry
-		if err := json.Unmarshal(kve.Value(), &e); err != nil || e.Session != id {
-			return "", fmt.Errorf("cluster: directory entry of %s cannot be read", id)
-		}
-		if e.Owner != r.node.ID() {
-			if e.Owner != suspect {
-				e.known = true
-				r.dir.Store(id, &e) // it moved: route there
-				return e.Owner, nil
-			}
-			// A node cut off from the others sees a stale copy of the
-			// leases and cannot write the directory: it takes nothing
-			// over, and says so at once.
-			if r.node.cutOff() {
-				return "", fmt.Errorf("%w: this node has no route to the others", ErrOwnerBusy)
-			}
-			if err := r.awaitLapse(ctx, e.Owner); err != nil {
-				return "", err
-			}
-		}
-		// Take it over: a compare-and-swap on the entry, so that of the
-		// nodes that try at once, one does.
-		next := e
-		next.Owner, next.Epoch = r.node.ID(), e.Epoch+1
-		b, _ := json.Marshal(&next)
-		if _, err := kv.Update(ctx, id, b, kve.Revision()); err != nil {
-			if errors.Is(err, jetstream.ErrKeyExists) || retry(err) {
-				continue // someone else changed it, or storage was away: look again
-			}
-			return "", fmt.Errorf("cluster: taking session %s over: %w", id, err)
-		}
-		err = r.restore(ctx, kv, &next)
-		for err != nil && retry(err) {
-			err = r.restore(ctx, kv, &next)
 		}
 		if err != nil {
 			return "", err
 		}
-		next.known = true
-		r.dir.Store(id, &next)
-		r.stats.takeovers.Add(1)
-		r.node.log.Info("took a session over", "session", id, "from", e.Owner, "epoch", next.Epoch)
-		return r.node.ID(), nil
+		if rec.Owner != me {
+			if rec.Owner != suspect {
+				r.dir.Store(id, &entry{Session: id, Owner: rec.Owner, Epoch: rec.Epoch, Principal: rec.Principal, known: true})
+				return rec.Owner, nil // it moved: route there
+			}
+			// A node cut off from the others cannot write the directory:
+			// it takes nothing over, and says so at once.
+			if r.node.cutOff() {
+				return "", fmt.Errorf("%w: this node has no route to the others", ErrOwnerBusy)
+			}
+			if err := r.awaitLapse(ctx, rec.Owner); err != nil {
+				return "", err
+			}
+		}
+		gen := r.node.lease.gen.Load()
+		next := *rec
+		if rec.Owner != me {
+			// Take it over: a compare-and-swap on the record, so that of
+			// the nodes that try at once, one does.
+			next.Owner, next.Epoch, next.V = me, rec.Epoch+1, recordVersion
+			rev, err = r.swapRecord(ctx, kv, &next, rev)
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				continue // someone else changed it: look again
+			}
+			if err != nil {
+				if r.storageRetry(ctx, &b, err) {
+					continue
+				}
+				return "", fmt.Errorf("%w: taking a session over: %w", errStorage, err)
+			}
+		}
+		e := &entry{Session: id, Owner: me, Epoch: next.Epoch, Principal: next.Principal, rev: rev, known: true}
+		r.dir.Store(id, e)
+		if err := r.restore(ctx, e, next.State); err != nil {
+			return "", err
+		}
+		if r.node.lease.gen.Load() != gen {
+			// The lease lapsed while the session started: it may be
+			// another node's by now. Give it up as the others were.
+			r.closeForHandover(id, "this node's lease lapsed")
+			return "", fmt.Errorf("%w: %w", errStorage, errLeaseLapsed)
+		}
+		if rec.Owner != me {
+			r.stats.takeovers.Add(1)
+			r.node.log.Info("took a session over", "session", logID(id), "from", rec.Owner, "epoch", next.Epoch)
+		}
+		return me, nil
 	}
-	return "", fmt.Errorf("cluster: session %s changes owner too often to take over", id)
+	return "", fmt.Errorf("cluster: session %s changes owner too often to take over", logID(id))
+}
+
+// closeForHandover closes this node's copy of session id without removing
+// it from the directory.
+func (r *Router) closeForHandover(id, why string) {
+	if ref, ok := r.local.Session(id); ok {
+		ref.Send(&messages.CloseSession{Reason: why, Handover: true})
+	}
 }
 
 // storageOpTimeout bounds one read or write of a bucket that is tried
@@ -154,10 +163,12 @@ func (b *backoff) retry(ctx context.Context, err error) bool {
 		return false
 	}
 	b.next = min(max(2*b.next, 50*time.Millisecond), time.Second)
+	t := time.NewTimer(b.next)
+	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-time.After(b.next):
+	case <-t.C:
 		return true
 	}
 }
@@ -174,16 +185,17 @@ func transient(err error) bool {
 }
 
 // awaitLapse waits, up to a lease TTL and a half, for the lease of owner
-// — which answers no more on its subject: it died, or shut down — to
-// lapse, so that the message that found it gone can be delivered after a
-// takeover instead of failing. ErrOwnerBusy if it does not.
+// — which does not answer on its subject, or not in time: it died, hangs,
+// is cut off, or shut down — to lapse, so that the message that found it
+// gone can be delivered after a takeover instead of failing. ErrOwnerBusy
+// if it does not.
 func (r *Router) awaitLapse(ctx context.Context, owner string) error {
 	ttl := r.node.opts.LeaseTTL
 	deadline := time.Now().Add(ttl + ttl/2)
 	for {
 		alive, err := r.node.Alive(ctx, owner)
 		if err != nil {
-			return fmt.Errorf("cluster: reading the leases: %w", err)
+			return fmt.Errorf("%w: reading the leases: %w", errStorage, err)
 		}
 		if !alive {
 			return nil
@@ -191,35 +203,62 @@ func (r *Router) awaitLapse(ctx context.Context, owner string) error {
 		if time.Now().After(deadline) {
 			return ErrOwnerBusy
 		}
+		t := time.NewTimer(ttl / 8)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return ErrOwnerBusy
-		case <-time.After(ttl / 8):
+		case <-t.C:
 		}
 	}
 }
 
-// restore starts session e here from its State.
-func (r *Router) restore(ctx context.Context, kv jetstream.KeyValue, e *entry) error {
-	var st session.State
-	kve, err := kv.Get(ctx, stateKey(e.Session))
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound):
-		// Opened but its state never written: it starts as new.
-	case err != nil:
-		return fmt.Errorf("cluster: reading the state of session %s: %w", e.Session, err)
-	default:
-		if err := json.Unmarshal(kve.Value(), &st); err != nil {
-			return fmt.Errorf("cluster: the state of session %s cannot be read: %w", e.Session, err)
-		}
+// restore starts session e here from its State (nil: the record was
+// written before initialize's State, which never happens: it starts as
+// new).
+func (r *Router) restore(ctx context.Context, e *entry, st *session.State) error {
+	if st == nil {
+		st = &session.State{}
 	}
 	st.Principal = e.Principal
 	events, err := r.loadEvents(ctx, e.Session)
 	if err != nil {
 		// The session matters more than what it could replay.
-		r.node.log.Warn("the session's event log could not be read whole", "session", e.Session, "err", err)
+		r.node.log.Warn("the session's event log could not be read whole", "session", logID(e.Session), "err", err)
 	}
 	st.Events = events
 	r.stats.restored.Add(int64(len(events)))
-	return r.local.Restore(e.Session, router.OpenOptions{Principal: e.Principal, Resumable: true, Restore: &st})
+	return r.local.Restore(e.Session, router.OpenOptions{Principal: e.Principal, Resumable: true, Restore: st})
+}
+
+// unknownTTL is how long a session ID the directory does not hold is
+// remembered as unknown; maxUnknown bounds how many are (beyond, the
+// memory starts afresh). A made-up ID costs one directory read a minute.
+const (
+	unknownTTL = time.Minute
+	maxUnknown = 100000
+)
+
+// rememberUnknown remembers that the directory has no session id. IDs
+// are made by Open, at random, so one the directory does not hold never
+// appears in it later.
+func (r *Router) rememberUnknown(id string) {
+	if r.nUnknown.Add(1) > maxUnknown {
+		r.unknown.Clear()
+		r.nUnknown.Store(1)
+	}
+	r.unknown.Store(id, time.Now())
+}
+
+// isUnknown reports whether session id was lately found not to exist.
+func (r *Router) isUnknown(id string) bool {
+	v, ok := r.unknown.Load(id)
+	if !ok {
+		return false
+	}
+	if time.Since(v.(time.Time)) > unknownTTL {
+		r.unknown.CompareAndDelete(id, v)
+		return false
+	}
+	return true
 }

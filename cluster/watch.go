@@ -14,56 +14,66 @@ import (
 // over at its next message), and a GET stream ends, so that the client
 // reconnects (to any node, which takes the session over).
 
-// remoteStream is a stream held here for a request or a GET whose session
-// another node owns.
-type remoteStream struct {
-	owner   string
-	session string
-	req     *messages.HandleRequest // the request; nil for a GET stream
-}
-
 // track records that the stream of m, for session id, waits on owner.
 func (r *Router) track(owner, id string, m messages.ActorMessage) {
 	switch m := m.(type) {
 	case *messages.HandleRequest:
-		r.remote.Store(m.Stream, remoteStream{owner: owner, session: id, req: m})
+		r.remote.Store(m.Stream, &remoteStream{owner: owner, session: id, reqID: m.Msg.ID, req: m, sent: time.Now()})
 	case *messages.AttachStream:
-		r.remote.Store(m.Stream, remoteStream{owner: owner, session: id})
+		r.remote.Store(m.Stream, &remoteStream{owner: owner, session: id})
 	}
 }
 
-// watchOwners looks, every half lease, at the owners of the streams held
-// here, until stop is closed, and ends the streams of owners whose lease
-// is gone.
-func (r *Router) watchOwners(stop <-chan struct{}) {
+// watch runs, until stop is closed, what the router looks at in time:
+// every ackTick the acknowledgements of routed requests (acks.go), and
+// every quarter lease the owners of the streams held here, ending the
+// streams of owners whose lease is gone.
+func (r *Router) watch(stop <-chan struct{}) {
 	defer r.watchDone.Done()
-	t := time.NewTicker(r.node.opts.LeaseTTL / 2)
+	t := time.NewTicker(ackTick)
 	defer t.Stop()
+	var lastOwners time.Time
 	for {
+		var now time.Time
 		select {
 		case <-stop:
 			return
-		case <-t.C:
+		case now = <-t.C:
 		}
-		owners := map[string]bool{}
-		r.remote.Range(func(k, v any) bool {
-			sid, rs := k.(messages.StreamID), v.(remoteStream)
-			if !r.streams.Holds(sid) {
-				r.remote.Delete(sid) // its connection is done
-				return true
-			}
-			owners[rs.owner] = true
+		r.sendAcks(now)
+		r.checkAcks(now)
+		if now.Sub(lastOwners) >= r.node.opts.LeaseTTL/4 {
+			lastOwners = now
+			r.checkOwners(stop)
+		}
+	}
+}
+
+// checkOwners ends the streams held here whose owner's lease is gone.
+func (r *Router) checkOwners(stop <-chan struct{}) {
+	owners := map[string]bool{}
+	r.remote.Range(func(k, v any) bool {
+		sid, rs := k.(messages.StreamID), v.(*remoteStream)
+		if !r.streams.Holds(sid) {
+			r.remote.Delete(sid) // its connection is done
 			return true
-		})
-		for owner := range owners {
-			ctx, cancel := context.WithTimeout(context.Background(), r.node.opts.LeaseTTL/2)
-			alive, err := r.node.Alive(ctx, owner)
-			cancel()
-			if err != nil || alive {
-				continue
-			}
-			r.ownerLost(owner)
 		}
+		owners[rs.owner] = true
+		return true
+	})
+	for owner := range owners {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		ctx, cancel := context.WithTimeout(r.ctx, r.node.opts.LeaseTTL/4)
+		alive, err := r.node.Alive(ctx, owner)
+		cancel()
+		if err != nil || alive {
+			continue
+		}
+		r.ownerLost(owner)
 	}
 }
 
@@ -71,13 +81,12 @@ func (r *Router) watchOwners(stop <-chan struct{}) {
 func (r *Router) ownerLost(owner string) {
 	n := 0
 	r.remote.Range(func(k, v any) bool {
-		sid, rs := k.(messages.StreamID), v.(remoteStream)
-		if rs.owner != owner {
+		sid, rs := k.(messages.StreamID), v.(*remoteStream)
+		if rs.owner != owner || !r.remote.CompareAndDelete(k, v) {
 			return true
 		}
-		r.remote.Delete(sid)
-		if rs.req != nil {
-			r.endRequest(rs.req, fmt.Sprintf("the node running this request (%s) was lost before it answered; send the request again", owner))
+		if !rs.reqID.IsZero() {
+			r.endRequest(sid, rs.reqID, fmt.Sprintf("the node running this request (%s) was lost before it answered; send the request again", owner))
 		} else {
 			r.streams.Deliver(messages.StreamEvent{Stream: sid, Signal: messages.SignalClosed})
 		}
@@ -89,11 +98,11 @@ func (r *Router) ownerLost(owner string) {
 	}
 }
 
-// endRequest ends the stream of request hr, held here, with a JSON-RPC
+// endRequest ends stream, held here, of the request id, with a JSON-RPC
 // error (-32603) saying why it was not answered.
-func (r *Router) endRequest(hr *messages.HandleRequest, why string) {
-	r.streams.Deliver(messages.StreamEvent{Stream: hr.Stream, Frame: messages.Frame{
-		Data: messages.EncodeError(hr.Msg.ID, messages.Errorf(messages.CodeInternalError, "%s", why)),
+func (r *Router) endRequest(stream messages.StreamID, id messages.ID, why string) {
+	r.streams.Deliver(messages.StreamEvent{Stream: stream, Frame: messages.Frame{
+		Data: messages.EncodeError(id, messages.Errorf(messages.CodeInternalError, "%s", why)),
 		End:  true,
 	}})
 }

@@ -19,6 +19,9 @@ type ClusterStats struct {
 	EventsRestored       int64 // events read back for sessions taken over
 	EventBatches         int64 // writes of the event log (one batch of events each)
 	WriteFailures        int64 // event log and state writes that failed
+	Unacknowledged       int64 // routed requests that no acknowledgement reached in time
+	NATSErrors           int64 // asynchronous NATS errors (slow consumers)
+	Acting               bool  // the node acts for its sessions (its lease is surely alive)
 }
 
 // RegisterCluster registers the metrics of a cluster node with reg, read
@@ -32,6 +35,9 @@ type ClusterStats struct {
 //	mcp_cluster_events_logged_total, mcp_cluster_events_restored_total
 //	mcp_cluster_event_batches_total        (÷ into events logged = events per write)
 //	mcp_cluster_write_failures_total
+//	mcp_cluster_unacknowledged_requests_total
+//	mcp_cluster_nats_errors_total
+//	mcp_cluster_acting                     (1 while the node's lease is surely alive, else 0)
 func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 	counter := func(name, help string, labels prometheus.Labels, v func(ClusterStats) float64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
@@ -59,7 +65,19 @@ func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 			func(s ClusterStats) float64 { return float64(s.EventBatches) }),
 		counter("mcp_cluster_events_restored_total", "Events read back from the event logs of sessions taken over.", nil,
 			func(s ClusterStats) float64 { return float64(s.EventsRestored) }),
-		counter("mcp_cluster_write_failures_total", "Event log and session state writes (not waited for) that failed.", nil,
+		counter("mcp_cluster_write_failures_total", "Event log and session directory writes that failed or were refused.", nil,
 			func(s ClusterStats) float64 { return float64(s.WriteFailures) }),
+		counter("mcp_cluster_unacknowledged_requests_total", "Requests routed to another node that no acknowledgement reached in time: ended with an error, or delivered again after a takeover.", nil,
+			func(s ClusterStats) float64 { return float64(s.Unacknowledged) }),
+		counter("mcp_cluster_nats_errors_total", "Asynchronous NATS errors: a subscription that fell behind (slow consumer) and dropped messages.", nil,
+			func(s ClusterStats) float64 { return float64(s.NATSErrors) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcp_cluster_acting",
+			Help: "1 while this node acts for its sessions (its lease is surely alive), 0 while it may have lapsed."},
+			func() float64 {
+				if stats().Acting {
+					return 1
+				}
+				return 0
+			}),
 	)
 }

@@ -22,10 +22,11 @@ type Local struct {
 	spawn       SpawnFunc
 	maxSessions int64
 
-	sessions sync.Map // session ID → *entry
-	count    atomic.Int64
-	draining atomic.Bool
-	newID    func() string // NewSessionID unless SetSessionIDs says otherwise
+	sessions  sync.Map // session ID → *entry
+	count     atomic.Int64
+	draining  atomic.Bool
+	newID     func() string // NewSessionID unless SetSessionIDs says otherwise
+	restoring sync.Mutex    // one Restore at a time
 }
 
 // entry is one live session.
@@ -78,10 +79,16 @@ func (l *Local) Open(_ context.Context, o OpenOptions) (string, error) {
 }
 
 // Restore starts session id here again from st (it was running on a node
-// that was lost), unless it is here already. It counts against the
-// session limit but not against draining: the session exists already.
+// that was lost, or here before a restart or a handover), unless it is
+// here and live already. It counts against the session limit but not
+// against draining: the session exists already. Restores are serial: of
+// concurrent restores of one session, one starts it and the others find
+// it.
 func (l *Local) Restore(id string, o OpenOptions) error {
-	if _, ok := l.sessions.Load(id); ok {
+	l.restoring.Lock()
+	defer l.restoring.Unlock()
+	old := l.entry(id)
+	if old != nil && !old.closed.Load() {
 		return nil
 	}
 	if n := l.count.Add(1); l.maxSessions > 0 && n > l.maxSessions {
@@ -93,10 +100,13 @@ func (l *Local) Restore(id string, o OpenOptions) error {
 		l.count.Add(-1)
 		return err
 	}
-	if _, loaded := l.sessions.LoadOrStore(id, &entry{ref: ref, principal: o.Principal}); loaded {
-		// Another delivery restored it meanwhile: keep that one.
-		l.count.Add(-1)
-		ref.Send(&messages.CloseSession{Reason: "restored twice", Handover: true})
+	e := &entry{ref: ref, principal: o.Principal}
+	if old == nil {
+		l.sessions.Store(id, e)
+	} else if l.sessions.CompareAndSwap(id, old, e) {
+		l.count.Add(-1) // the closing run's, which SessionClosed will not find
+	} else {
+		l.sessions.Store(id, e) // SessionClosed removed the closing run meanwhile
 	}
 	return nil
 }

@@ -79,6 +79,11 @@ type Meta struct {
 // longer. Transports answer it as they answer an unknown session ID (404).
 var ErrSessionNotFound = errors.New("router: session not found")
 
+// ErrUnavailable wraps the reason a node cannot serve a session, or open
+// one, right now (it lost its storage quorum, or its lease): the client
+// may try again, here or elsewhere (503 with Retry-After).
+var ErrUnavailable = errors.New("router: unavailable")
+
 // ErrDraining is returned by Open while the node shuts down (503).
 var ErrDraining = errors.New("router: the node is draining")
 

@@ -53,8 +53,12 @@ type sessionActor struct {
 	pending  int         // server-to-client calls last reported to the Observer
 	selfSend func(any)   // posts to this actor from timers; set when started
 
-	roots rootsState
-	data  dataStore
+	roots   rootsState
+	data    dataStore
+	durable durability // the State's writes (durable.go)
+	// restored is the State a session taken over from a lost node starts
+	// in; it is announced (Config.OnOpen) once the actor runs.
+	restored *State
 }
 
 // inflight is one client request whose handler is running.
@@ -105,7 +109,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		}
 	}()
 	msg := ctx.Message()
-	if a.idle != nil && msg != any(idleCheck{}) {
+	if a.idle != nil && activity(msg) {
 		a.active = time.Now()
 	}
 	switch m := msg.(type) {
@@ -155,9 +159,9 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *getRoots, *storeRoots, *addRootsListener, *removeRootsListener, *rootsListenersDone:
 		a.receiveRoots(m.(internalMessage))
 	case *dataOp:
-		if a.data.apply(m, a.lim) {
-			a.persist()
-		}
+		a.dataOp(m)
+	case *persisted:
+		a.persisted(ctx, m.err)
 	case *messages.CloseSession:
 		if m.Handover {
 			a.ref.handedOver.Store(true)
@@ -188,6 +192,16 @@ func (a *sessionActor) reportPending() {
 	}
 }
 
+// activity reports whether msg counts as the session being in use (for
+// IdleTimeout): not the session's own timers and writes.
+func activity(msg any) bool {
+	switch msg.(type) {
+	case idleCheck, *persisted:
+		return false
+	}
+	return true
+}
+
 // idleCheck is posted by the idle timer.
 type idleCheck struct{}
 
@@ -205,6 +219,7 @@ func (a *sessionActor) checkIdle(ctx actor.Context) {
 		}
 		left = a.lim.IdleTimeout // busy: look again later
 	}
+	a.refresh()
 	a.idle.Reset(left)
 }
 
@@ -214,6 +229,7 @@ func (a *sessionActor) started(ctx actor.Context) {
 	// by Spawn after the actor has started, so it is not the actor's to read.
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	ref := a.ref
+	ref.pid.Store(self) // before anyone is told of the session (OnOpen)
 	a.selfSend = func(m any) {
 		if !ref.Closed() { // a timer that fires after the end sends no dead letter
 			root.Send(self, m)
@@ -232,6 +248,10 @@ func (a *sessionActor) started(ctx actor.Context) {
 		a.lifetime = time.AfterFunc(a.lim.MaxLifetime, func() {
 			send(&messages.CloseSession{Reason: "maximum lifetime reached"})
 		})
+	}
+	if a.restored != nil {
+		a.announce(a.restored)
+		a.restored = nil
 	}
 }
 
@@ -299,6 +319,20 @@ func (a *sessionActor) notifyClient(m *messages.NotifyClient) {
 	a.streams.send(nil, m.Data, false)
 }
 
+// endInflight answers every request still running with a JSON-RPC error:
+// the session leaves this node (for handover) before they were answered,
+// and the client may send them again, to whichever node has the session
+// next.
+func (a *sessionActor) endInflight(reason string) {
+	for id, inf := range a.inflight {
+		if inf.cancelled {
+			continue
+		}
+		a.streams.send(inf.stream, messages.EncodeError(id, messages.Errorf(messages.CodeInternalError,
+			"the session left this node before the request was answered (%s): send the request again", reason)), true)
+	}
+}
+
 // close ends the session: pending calls fail, handlers are cancelled,
 // streams close, and the actor stops once it has answered the messages
 // already in its mailbox (as a session that does not exist: nothing
@@ -319,8 +353,12 @@ func (a *sessionActor) close(ctx actor.Context, reason string) {
 		a.draining.Stop()
 	}
 	a.table.Close(ErrSessionClosed)
+	a.failWrites()
 	if a.cancel != nil {
 		a.cancel()
+	}
+	if a.ref.HandedOver() {
+		a.endInflight(reason)
 	}
 	a.streams.closeAll(a.inflight)
 	for id, inf := range a.inflight {

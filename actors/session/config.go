@@ -95,10 +95,14 @@ type Config struct {
 	// Dispatcher processes the sessions' mailboxes (nil: protoactor's
 	// default, a new goroutine per mailbox run).
 	Dispatcher actor.Dispatcher
-	// Persist, when set, is given the session's State after every change
-	// of it, on the actor: it must not block (a cluster writes it without
-	// waiting). States of one session come in order.
-	Persist func(id string, st *State)
+	// Persist, when set, makes the session's State durable after a
+	// change of it: it is called on the actor and must not block, and it
+	// calls done (on any goroutine) once the write has ended — nil when it
+	// is durable. A session makes one write at a time, so states of one
+	// session come in order; what waits on a change (initialize's answer,
+	// PutData, …) waits for its write (see durable.go). A write that fails
+	// closes the session for handover.
+	Persist func(id string, st *State, done func(error))
 	// Journal, when set, is given every event a resumable session logs
 	// for Last-Event-ID resumption, on the actor, in order: it must not
 	// block (a cluster appends it to a JetStream stream without waiting).

@@ -22,9 +22,8 @@ type dataStore struct {
 	bytes int
 }
 
-// apply runs op and reports whether the store changed.
-func (d *dataStore) apply(op *dataOp, lim Limits) (changed bool) {
-	var r dataReply
+// apply runs op and returns its reply, and whether the store changed.
+func (d *dataStore) apply(op *dataOp, lim Limits) (r dataReply, changed bool) {
 	switch op.op {
 	case dataGet:
 		r.value, r.found = d.m[op.key]
@@ -38,8 +37,27 @@ func (d *dataStore) apply(op *dataOp, lim Limits) (changed bool) {
 		r.err = d.put(op.key, op.value, lim)
 		changed = r.err == nil
 	}
-	op.reply <- r
-	return changed
+	return r, changed
+}
+
+// dataOp runs op on the session's data store and answers it once what it
+// wrote, or read, is durable (durable.go).
+func (a *sessionActor) dataOp(op *dataOp) {
+	r, changed := a.data.apply(op, a.lim)
+	answer := func(err error) {
+		if err != nil {
+			r = dataReply{err: err}
+		}
+		op.reply <- r
+	}
+	switch {
+	case r.err != nil:
+		op.reply <- r
+	case changed:
+		a.persist(answer)
+	default:
+		a.afterDurable(answer)
+	}
 }
 
 func (d *dataStore) put(key string, value []byte, lim Limits) error {

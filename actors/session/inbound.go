@@ -42,8 +42,13 @@ func (a *sessionActor) handleRequest(req *messages.Message, conn messages.Stream
 			fail(err)
 			return
 		}
-		a.persist()
-		reply(frame, OutcomeOK)
+		a.persist(func(err error) {
+			if err != nil {
+				fail(messages.Errorf(messages.CodeInternalError, "the session could not be stored: %v; initialize again", err))
+				return
+			}
+			reply(frame, OutcomeOK)
+		})
 		return
 	case messages.MethodPing:
 		ok()
@@ -69,16 +74,14 @@ func (a *sessionActor) handleRequest(req *messages.Message, conn messages.Stream
 			return
 		}
 		a.logRank, a.logLevel = p.Level.Rank(), p.Level
-		a.persist()
-		ok()
+		a.persist(durableReply(ok, fail))
 		return
 	case messages.MethodSubscribe, messages.MethodUnsubscribe:
 		if err := a.subscribe(req); err != nil {
 			fail(err)
 			return
 		}
-		a.persist()
-		ok()
+		a.persist(durableReply(ok, fail))
 		return
 	}
 
@@ -101,6 +104,18 @@ func (a *sessionActor) handleRequest(req *messages.Message, conn messages.Stream
 		cfg.Go(job)
 	} else {
 		go job()
+	}
+}
+
+// durableReply answers a request that changed the State once the change
+// is durable: ok, or a JSON-RPC error saying it may not be.
+func durableReply(ok func(), fail func(*messages.Error)) func(error) {
+	return func(err error) {
+		if err != nil {
+			fail(messages.Errorf(messages.CodeInternalError, "%v; try again", err))
+			return
+		}
+		ok()
 	}
 }
 

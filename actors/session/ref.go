@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -19,7 +18,7 @@ import (
 type Ref struct {
 	id         string
 	principal  string
-	pid        *actor.PID
+	pid        atomic.Pointer[actor.PID] // set once the actor runs
 	root       *actor.RootContext
 	gone       context.Context // cancelled by the actor when the session ends
 	ended      atomic.Bool     // set with gone: Closed reads it without making gone's channel
@@ -44,7 +43,7 @@ func (r *Ref) ID() string { return r.id }
 func (r *Ref) Principal() string { return r.principal }
 
 // PID returns the actor's process ID.
-func (r *Ref) PID() *actor.PID { return r.pid }
+func (r *Ref) PID() *actor.PID { return r.pid.Load() }
 
 // Send delivers m to the session's mailbox. It never blocks. After the
 // session has ended, messages are dropped.
@@ -60,7 +59,7 @@ func (r *Ref) post(m any) {
 	if r.Closed() {
 		return
 	}
-	r.root.Send(r.pid, m)
+	r.root.Send(r.pid.Load(), m)
 }
 
 // SpawnOptions describe one session.
@@ -93,10 +92,9 @@ func Spawn(root *actor.RootContext, id string, cfg *Config, opts SpawnOptions) (
 		popts = append(popts, actor.WithDispatcher(cfg.Dispatcher))
 	}
 	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(r, cfg, opts) }, popts...)
-	pid, err := root.SpawnNamed(props, "mcp-session/"+id)
-	if err != nil {
-		return nil, fmt.Errorf("spawning session %q: %w", id, err)
-	}
-	r.pid = pid
+	// A unique name: a session started again on this node (restored after
+	// its last actor closed for handover) must not wait for the last
+	// actor's name to be freed.
+	r.pid.Store(root.SpawnPrefix(props, "mcp-session/"))
 	return r, nil
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -52,15 +53,6 @@ func (a *sessionActor) snapshot() *State {
 	return st
 }
 
-// persist hands the session's State to Config.Persist, if set, after a
-// change (initialize, notifications/initialized, logging/setLevel,
-// resources/(un)subscribe, the data store). Call it on the actor.
-func (a *sessionActor) persist() {
-	if a.cfg.Persist != nil && a.state != stateClosed {
-		a.cfg.Persist(a.ref.id, a.snapshot())
-	}
-}
-
 // restore puts the actor in st's state: initialized and open, with the
 // client's level, subscriptions and data.
 func (a *sessionActor) restore(st *State) {
@@ -94,8 +86,17 @@ func (a *sessionActor) restore(st *State) {
 	// for an initialized that does not come again.
 	a.state = stateOpen
 	a.table.Release()
+	a.durable.written = time.Now() // the takeover wrote the record
+	a.restored = st                // announced once the actor runs (started)
+}
+
+// announce tells the server of a restored session (broadcasts reach it,
+// as any open session) and catches it up on what changed while it had no
+// node. Called once the actor runs, so that the Ref it hands out can be
+// sent to.
+func (a *sessionActor) announce(st *State) {
 	if a.cfg.OnOpen != nil {
-		a.cfg.OnOpen(a.ref) // broadcasts reach it, as any open session
+		a.cfg.OnOpen(a.ref)
 	}
 	if a.cfg.CatchUp != nil {
 		for _, m := range a.cfg.CatchUp(st.Mark) {

@@ -158,9 +158,14 @@ func (h *HTTPHandler) routeFailed(x *exchange, err error) {
 		h.notFound(x)
 		return
 	}
-	h.log.Warn("a session could not be reached", "session", x.session, "err", err)
+	h.log.Debug("a session could not be reached", "session", x.session, "err", err)
 	x.w.Header().Set("Retry-After", "1")
 	h.fail(x, http.StatusServiceUnavailable, "service unavailable: the session cannot be reached right now, retry")
+}
+
+// unwrapReason is the reason an ErrUnavailable gives, without its prefix.
+func unwrapReason(err error) string {
+	return strings.TrimPrefix(err.Error(), router.ErrUnavailable.Error()+": ")
 }
 
 // version answers 400 for an MCP-Protocol-Version we do not speak. A

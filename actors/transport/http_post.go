@@ -131,6 +131,9 @@ func (h *HTTPHandler) initialize(x *exchange, msg *messages.Message) {
 			h.fail(x, http.StatusServiceUnavailable, "service unavailable: draining, retry on another node")
 		case errors.Is(err, router.ErrTooManySessions):
 			h.fail(x, http.StatusServiceUnavailable, "service unavailable: too many sessions, retry later")
+		case errors.Is(err, router.ErrUnavailable):
+			x.w.Header().Set("Retry-After", "1")
+			h.fail(x, http.StatusServiceUnavailable, "service unavailable: this node cannot store a new session now ("+unwrapReason(err)+"), retry")
 		default:
 			h.log.Error("opening a session failed", "err", err)
 			h.fail(x, http.StatusServiceUnavailable, "service unavailable: cannot open a session")

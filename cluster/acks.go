@@ -1,0 +1,114 @@
+package cluster
+
+import (
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// Every routed request ends. A client request for another node's session
+// is published without waiting (async.go); the owner acknowledges it once
+// it is in the session's mailbox — lazily: a request answered within
+// ackDelay is acknowledged by its answer, the first event on its stream,
+// so the usual call costs no extra message. The node holding the client's
+// stream keeps the request until one of the two arrives; when neither
+// comes within ackBound, it looks at the owner's lease: lapsed, it takes
+// the session over and delivers the request there; alive, it ends the
+// request with a JSON-RPC error (the owner hangs, or the request was lost
+// between nodes), and the client may send it again. Once acknowledged the
+// request's body is let go; its stream still ends with an error if the
+// owner's lease lapses before it answers (watch.go).
+//
+//	holder ──publish──▶ owner: delivered ──(ackDelay, no event yet)──▶ ack ──▶ holder lets the body go
+//	   └── no ack nor event within ackBound ──▶ owner's lease lapsed? ──yes──▶ take over, deliver here
+//	                                                             └──no──▶ end the request with an error
+
+// The acknowledgement's bounds.
+const (
+	ackDelay = 200 * time.Millisecond // the owner acknowledges a request not answered by then
+	ackBound = 2 * time.Second        // the holder waits this long for an acknowledgement
+	ackTick  = 100 * time.Millisecond // how often both look
+)
+
+// pendingAck is a routed request this node accepted and has not
+// acknowledged yet.
+type pendingAck struct {
+	reply string // the sender's reply subject
+	at    time.Time
+}
+
+// ackLater arranges for the acknowledgement of the request whose stream
+// is stream: sent after ackDelay unless the stream hears from the session
+// first.
+func (r *Router) ackLater(stream messages.StreamID, reply string) {
+	r.ackDue.Store(stream, &pendingAck{reply: reply, at: time.Now()})
+}
+
+// acked notes that the session sent an event on stream: it acknowledges
+// the request too.
+func (r *Router) acked(stream messages.StreamID) {
+	if stream.Node != r.node.ID() {
+		r.ackDue.Delete(stream)
+	}
+}
+
+// sendAcks acknowledges the requests accepted more than ackDelay ago whose
+// streams have heard nothing yet.
+func (r *Router) sendAcks(now time.Time) {
+	r.ackDue.Range(func(k, v any) bool {
+		p := v.(*pendingAck)
+		if now.Sub(p.at) < ackDelay || !r.ackDue.CompareAndDelete(k, v) {
+			return true
+		}
+		m := nats.NewMsg(p.reply)
+		m.Header.Set(headerStatus, statusOK)
+		if err := r.node.nc.PublishMsg(m); err != nil {
+			r.node.log.Debug("acknowledging a routed request failed", "err", err)
+		}
+		return true
+	})
+}
+
+// heard notes that stream, held here, received an event from its session:
+// the request it waits on was accepted.
+func (r *Router) heard(stream messages.StreamID) {
+	if v, ok := r.remote.Load(stream); ok && v.(*remoteStream).req != nil {
+		r.accepted(stream, v.(*remoteStream))
+	}
+}
+
+// accepted records that the owner accepted the request of stream: its
+// body is let go.
+func (r *Router) accepted(stream messages.StreamID, rs *remoteStream) {
+	next := &remoteStream{owner: rs.owner, session: rs.session, reqID: rs.reqID}
+	r.remote.CompareAndSwap(stream, rs, next)
+}
+
+// checkAcks looks at the requests sent from here that no acknowledgement
+// reached within ackBound, off the watch's goroutine.
+func (r *Router) checkAcks(now time.Time) {
+	r.remote.Range(func(k, v any) bool {
+		rs := v.(*remoteStream)
+		if rs.req == nil || now.Sub(rs.sent) < ackBound || !r.remote.CompareAndDelete(k, v) {
+			return true
+		}
+		r.goBackground(func() { r.unacknowledged(rs) })
+		return true
+	})
+}
+
+// unacknowledged handles a request its owner did not acknowledge in time:
+// delivered again after a takeover when the owner's lease has lapsed,
+// ended with an error otherwise.
+func (r *Router) unacknowledged(rs *remoteStream) {
+	r.stats.unacked.Add(1)
+	r.node.log.Warn("a routed request was not acknowledged in time", "session", logID(rs.session), "owner", rs.owner, "bound", ackBound)
+	alive, err := r.node.Alive(r.ctx, rs.owner)
+	if err == nil && !alive {
+		r.redeliver(rs, errNoOwner)
+		return
+	}
+	r.endRequest(rs.req.Stream, rs.reqID, "the session's node ("+rs.owner+") did not take the request in time; send it again")
+}

@@ -1,0 +1,85 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcp-actors/mcp-actors/actors/session"
+)
+
+// Persist writes a session's State into its directory record
+// (session.Config.Persist), over the record's last revision this node
+// knows, and calls done once JetStream has acknowledged the write (nil),
+// refused it because another node took the session over (ErrFenced), or
+// could not take it (the error). It does not block: the session calls it
+// on its actor, one write at a time, and answers what waits on the write
+// (initialize, PutData, …) when done is called. A node on its own keeps
+// nothing durable: done(nil) at once.
+func (r *Router) Persist(id string, st *session.State, done func(error)) {
+	if r.node.Standalone() {
+		done(nil)
+		return
+	}
+	e := r.entryOf(id)
+	switch {
+	case e == nil || e.Owner != r.node.ID():
+		done(ErrFenced)
+		return
+	case !r.node.acting():
+		done(fmt.Errorf("%w: %w", errStorage, errLeaseLapsed))
+		return
+	}
+	rec := &record{V: recordVersion, Session: id, Owner: e.Owner, Epoch: e.Epoch, Principal: e.Principal, State: st}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		done(fmt.Errorf("cluster: encoding the state of a session: %w", err))
+		return
+	}
+	if !r.node.bucketsUp() {
+		done(fmt.Errorf("%w: %w", errStorage, ErrNotReady))
+		return
+	}
+	ack, err := r.node.js.PublishMsgAsync(r.recordMsg(id, b), r.recordOpts(e.rev)...)
+	if err != nil {
+		done(fmt.Errorf("%w: %w", errStorage, err))
+		return
+	}
+	go func() {
+		t := time.NewTimer(writeAckTimeout)
+		defer t.Stop()
+		select {
+		case a := <-ack.Ok():
+			r.wrote(id, e, a.Sequence)
+			done(nil)
+		case err := <-ack.Err():
+			if isWrongRevision(err) {
+				r.node.log.Warn("a session's state write was refused: another node took it over", "session", logID(id), "epoch", e.Epoch)
+				done(ErrFenced)
+				return
+			}
+			done(fmt.Errorf("%w: %w", errStorage, err))
+		case <-t.C:
+			done(fmt.Errorf("%w: the write was not acknowledged within %s", errStorage, writeAckTimeout))
+		}
+	}()
+}
+
+// writeAckTimeout bounds the wait for a state write's acknowledgement: a
+// replicated write takes milliseconds; one that takes a second has no
+// quorum behind it, and what waits on it (a handler's PutData) is better
+// told so soon.
+const writeAckTimeout = time.Second
+
+// wrote records that this node wrote revision rev of session id's record
+// over e: the next write expects it.
+func (r *Router) wrote(id string, e *entry, rev uint64) {
+	next := *e
+	next.rev = rev
+	r.dir.CompareAndSwap(id, e, &next)
+}
+
+// IsFenced reports whether err says the session was taken over by another
+// node (its owner must give it up), rather than that storage failed.
+func IsFenced(err error) bool { return errors.Is(err, ErrFenced) }
