@@ -110,7 +110,9 @@ func TestCheckBadHistories(t *testing.T) {
 		{"a step back", numbered(seq("a", "1", "2", "3", "1")), []string{twoOwners}},
 		// What the issue saw after SIGCONT: n1 and n2 both answer.
 		{"two owners interleaved", numbered(seq("a", "24", "13", "25", "14", "26")), []string{twoOwners, twoOwners}},
-		{"a write lost at a takeover", numbered(seq("a", "1", "2", "3", "!", "2", "3")), []string{twoOwners, twoOwners}},
+		// Every read after a lost write is at or below the last one before
+		// it: one violation.
+		{"a write lost at a takeover", numbered(seq("a", "1", "2", "3", "!", "2", "3", "4")), []string{twoOwners}},
 		{"two calls at once read one value", numbered([]op{
 			call("a", "n1", 0, 2, "1"),
 			call("a", "n2", 1, 3, "1"),
@@ -142,6 +144,17 @@ func TestCheckNamesTheOperations(t *testing.T) {
 	assert.Contains(t, text, `#2 a test_counter via n2`)
 	assert.Contains(t, text, `#3 a test_counter via n3`)
 	assert.Len(t, vs[0].ops, 2)
+}
+
+// TestCheckCollapsesALostWrite: the reads below one earlier read are one
+// violation, naming the first and the last of them.
+func TestCheckCollapsesALostWrite(t *testing.T) {
+	vs := check(numbered(seq("a", "1", "2", "3", "4", "1", "2", "3", "4", "5")))
+	require.Len(t, vs, 1, "%v", vs)
+	assert.Equal(t, 3, vs[0].more)
+	require.Len(t, vs[0].ops, 3)
+	assert.Equal(t, []string{"4", "1", "4"}, []string{vs[0].ops[0].value, vs[0].ops[1].value, vs[0].ops[2].value})
+	assert.Contains(t, vs[0].String(), "a step back: 1 after 4, and 3 more reads at or below it")
 }
 
 // TestHistoryRecords: concurrent clients record into one history; a

@@ -153,6 +153,7 @@ type violation struct {
 	kind   string
 	detail string
 	ops    []op
+	more   int // further reads at or below the same earlier read; the last one is the last op
 }
 
 // The kinds of violation check reports.
@@ -168,6 +169,9 @@ const (
 func (v violation) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", v.kind, v.detail)
+	if v.more > 0 {
+		fmt.Fprintf(&b, ", and %d more reads at or below it after that, the last of them last", v.more)
+	}
 	for _, o := range v.ops {
 		fmt.Fprintf(&b, "\n    %s", o)
 	}
@@ -253,8 +257,11 @@ func checkCounter(ops []op) []violation {
 		reads = append(reads, read{o, v})
 	}
 	// A repeat, or a step back in real time: for each read, the largest
-	// value read by a call that ended before it started.
+	// value read by a call that ended before it started. The reads that
+	// step back below one same earlier read are one violation (a lost
+	// write shows in every read after it).
 	slices.SortFunc(reads, func(a, b read) int { return a.start.Compare(b.start) })
+	below := map[int]int{} // the earlier read's op number → its violation in out
 	for i, b := range reads {
 		var prev *read
 		for j := range reads[:i] {
@@ -263,14 +270,22 @@ func checkCounter(ops []op) []violation {
 				prev = a
 			}
 		}
-		if prev != nil && b.v <= prev.v {
-			what := "a step back"
-			if b.v == prev.v {
-				what = "a repeat"
-			}
-			out = append(out, violation{kind: twoOwners,
-				detail: fmt.Sprintf("%s: %d after %d", what, b.v, prev.v), ops: []op{prev.op, b.op}})
+		if prev == nil || b.v > prev.v {
+			continue
 		}
+		if k, ok := below[prev.n]; ok {
+			v := &out[k]
+			v.more++
+			v.ops = append(v.ops[:2], b.op)
+			continue
+		}
+		what := "a step back"
+		if b.v == prev.v {
+			what = "a repeat"
+		}
+		below[prev.n] = len(out)
+		out = append(out, violation{kind: twoOwners,
+			detail: fmt.Sprintf("%s: %d after %d", what, b.v, prev.v), ops: []op{prev.op, b.op}})
 	}
 	for i, a := range reads {
 		for _, b := range reads[i+1:] {
