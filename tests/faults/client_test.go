@@ -48,6 +48,18 @@ type session struct {
 // open initializes a session through node i (which then owns it) and
 // sends notifications/initialized there, each step bounded by bound.
 func (c *client) open(ctx context.Context, name string, i int, bound time.Duration) (*session, error) {
+	s, status, _, err := c.initialize(ctx, name, i, bound)
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("initialize via %s: HTTP %d", c.nodes[i].id, status)
+	}
+	return s, err
+}
+
+// initialize tries to open a session through node i, each step bounded
+// by bound: the session when it opened, else the HTTP status of the
+// initialize request and its Retry-After header (an error only when no
+// status came back, or a 200 was not a session).
+func (c *client) initialize(ctx context.Context, name string, i int, bound time.Duration) (*session, int, string, error) {
 	s := &session{c: c, name: name}
 	init := fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":%q,"version":"1"}}}`,
 		name+"-init", protocolVersion, name)
@@ -55,28 +67,33 @@ func (c *client) open(ctx context.Context, name string, i int, bound time.Durati
 	defer cancel()
 	resp, err := s.post(ctx1, i, init)
 	if err != nil {
-		return nil, fmt.Errorf("initialize via %s: %w", c.nodes[i].id, err)
+		return nil, 0, "", fmt.Errorf("initialize via %s: %w", c.nodes[i].id, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return nil, resp.StatusCode, resp.Header.Get("Retry-After"), nil
 	}
 	s.id = resp.Header.Get("Mcp-Session-Id")
 	msgs, err := readMessages(resp)
 	if err != nil {
-		return nil, fmt.Errorf("initialize via %s: %w", c.nodes[i].id, err)
+		return nil, resp.StatusCode, "", fmt.Errorf("initialize via %s: %w", c.nodes[i].id, err)
 	}
-	if resp.StatusCode != http.StatusOK || s.id == "" || len(msgs) != 1 || msgs[0].Result == nil {
-		return nil, fmt.Errorf("initialize via %s: HTTP %d, session %q, %d messages", c.nodes[i].id, resp.StatusCode, s.id, len(msgs))
+	if s.id == "" || len(msgs) != 1 || msgs[0].Result == nil {
+		return nil, resp.StatusCode, "", fmt.Errorf("initialize via %s: session %q, %d messages", c.nodes[i].id, s.id, len(msgs))
 	}
 	ctx2, cancel2 := context.WithTimeout(ctx, bound)
 	defer cancel2()
 	resp, err = s.post(ctx2, i, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if err != nil {
-		return nil, fmt.Errorf("initialized via %s: %w", c.nodes[i].id, err)
+		return nil, 0, "", fmt.Errorf("initialized via %s: %w", c.nodes[i].id, err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
-		return nil, fmt.Errorf("initialized via %s: HTTP %d", c.nodes[i].id, resp.StatusCode)
+		return nil, resp.StatusCode, resp.Header.Get("Retry-After"), fmt.Errorf("initialized via %s: HTTP %d", c.nodes[i].id, resp.StatusCode)
 	}
-	return s, nil
+	return s, http.StatusOK, "", nil
 }
 
 // post sends one JSON-RPC message of the session to node i.
@@ -99,7 +116,10 @@ func (s *session) post(ctx context.Context, i int, body string) (*http.Response,
 type rpcMessage struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
-	Result *toolResult     `json:"result"`
+	Params struct {
+		ProgressToken any `json:"progressToken"`
+	} `json:"params"`
+	Result *toolResult `json:"result"`
 	Error  *struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
@@ -116,15 +136,26 @@ type toolResult struct {
 	IsError bool `json:"isError"`
 }
 
-// call calls tool on the session through node i and records it: a
-// result's single text is its value; an error, an isError result, an HTTP
-// status other than 200 or a broken connection fail it; nothing within
-// bound gives it up. The whole response is read — every frame of an SSE
-// stream — so that a second answer or a stranger's frame is seen.
+// call calls tool, without arguments, on the session through node i and
+// records it (see callWith).
 func (s *session) call(ctx context.Context, i int, tool string, bound time.Duration) {
+	s.callWith(ctx, i, tool, nil, bound)
+}
+
+// callWith calls tool with args on the session through node i and
+// records it: a result's single text is its value; an error, an isError
+// result, an HTTP status other than 200 or a broken connection fail it;
+// nothing within bound gives it up. The request's progressToken is its
+// ID. The whole response is read — every frame of an SSE stream — and a
+// frame that is neither its response nor its own progress is a stray.
+func (s *session) callWith(ctx context.Context, i int, tool string, args map[string]any, bound time.Duration) {
 	s.seq++
 	reqID := fmt.Sprintf("%s-%d", s.name, s.seq)
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, reqID, tool)
+	if args == nil {
+		args = map[string]any{}
+	}
+	params, _ := json.Marshal(map[string]any{"name": tool, "arguments": args, "_meta": map[string]any{"progressToken": reqID}})
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":%s}`, reqID, params)
 	n := s.c.hist.begin(s.id, s.c.nodes[i].id, tool)
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
@@ -142,9 +173,9 @@ func (s *session) call(ctx context.Context, i int, tool string, bound time.Durat
 	wantID, _ := json.Marshal(reqID)
 	err = eachMessage(resp, func(m rpcMessage) {
 		switch {
+		case m.Method == "notifications/progress" && m.Params.ProgressToken == reqID:
+			s.c.hist.progressed(n)
 		case m.Method != "":
-			// test_counter sends no notifications or requests: any is
-			// someone else's.
 			s.c.hist.stray(n, m.raw)
 		case !bytes.Equal(m.ID, wantID):
 			s.c.hist.stray(n, m.raw)

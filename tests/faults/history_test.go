@@ -51,17 +51,18 @@ func (o outcome) String() string {
 
 // op is one request of a client.
 type op struct {
-	n       int    // its place in the history, from 1
-	session string // Mcp-Session-Id
-	node    string // the node the request was sent to
-	tool    string // the tool it called
-	start   time.Time
-	end     time.Time // zero while pending
-	outcome outcome
-	value   string   // the result's text (answered)
-	err     string   // what came back instead (failed, unanswered)
-	answers int      // responses its client got for it (more than one: a violation)
-	strays  []string // frames on its stream that were not its own
+	n        int    // its place in the history, from 1
+	session  string // Mcp-Session-Id
+	node     string // the node the request was sent to
+	tool     string // the tool it called
+	start    time.Time
+	end      time.Time // zero while pending
+	outcome  outcome
+	value    string   // the result's text (answered)
+	err      string   // what came back instead (failed, unanswered)
+	answers  int      // responses its client got for it (more than one: a violation)
+	progress int      // its own progress notifications
+	strays   []string // frames on its stream that were not its own
 }
 
 // ok reports whether the request was answered with a value.
@@ -127,6 +128,13 @@ func (h *history) giveUp(n int, err error) {
 	if o.outcome == pending {
 		o.outcome, o.err, o.end = unanswered, err.Error(), time.Now()
 	}
+}
+
+// progressed notes a progress notification of request n's own.
+func (h *history) progressed(n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ops[n-1].progress++
 }
 
 // stray notes a frame on request n's stream that is not its own.
@@ -217,7 +225,9 @@ func check(ops []op) []violation {
 			out = append(out, violation{kind: answeredTwice, detail: fmt.Sprintf("%d responses", o.answers), ops: []op{o}})
 		}
 		if len(o.strays) > 0 {
-			out = append(out, violation{kind: strayFrame, detail: strings.Join(o.strays, "; "), ops: []op{o}})
+			shown := o.strays[:min(len(o.strays), maxShown)]
+			out = append(out, violation{kind: strayFrame,
+				detail: fmt.Sprintf("%d frames, the first %d: %s", len(o.strays), len(shown), strings.Join(shown, "; ")), ops: []op{o}})
 		}
 	}
 	bySession := map[string][]op{}
