@@ -11,8 +11,9 @@ import (
 // TestPartitionCut isolates n1, the owner of the clients' sessions, from
 // its routes (closed, and refused) while the clients go on calling
 // test_counter round-robin through all three nodes, n1 included; heals
-// the routes as soon as another node has taken a session over; and runs
-// on.
+// the routes as soon as another node has taken a session over and the
+// lease has passed (a second past it, the sharpest case: n1 may not have
+// noticed its lapse yet); and runs on.
 //
 // What the client sees: until n1's lease lapses, calls through n2 and n3
 // wait or fail (HTTP 503, a JSON-RPC error) while calls through n1 are
@@ -62,8 +63,8 @@ func TestPartitionOneWay(t *testing.T) {
 }
 
 // partition runs a partition test: sessions owned by n1, clients on all
-// three nodes, fault until a takeover (at most the failover bound), heal,
-// run on, check.
+// three nodes, fault until a takeover (at most the failover bound) and for
+// a second past the lease at least, heal, run on, check.
 func partition(t *testing.T, what string, fault func(*routeProxies)) {
 	c := startCluster(t, faultLease)
 	h := &history{}
@@ -85,6 +86,9 @@ func partition(t *testing.T, what string, fault func(*routeProxies)) {
 	} else {
 		t.Errorf("%s: no session of n1 was taken over within %s (lease %s + %s)", what, bound, faultLease, failoverSlack)
 	}
+	// The fault lasts longer than the lease, and not much longer: n1 may
+	// not have noticed its lapse yet when its routes come back.
+	hold(t, time.Until(faultAt.Add(faultLease+time.Second)))
 	c.proxies.heal()
 	healedAt := time.Now()
 	t.Logf("healed after %s", healedAt.Sub(faultAt).Round(time.Millisecond))
