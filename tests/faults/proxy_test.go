@@ -38,8 +38,7 @@ import (
 //
 // A cut of either direction cuts the pair (a connection carries both).
 type routeProxies struct {
-	t    *testing.T
-	logf func(format string, args ...any)
+	logf func(format string, args ...any) // the test's log
 
 	mu      sync.Mutex
 	proxies map[string]*routeProxy // node ID → the proxy in front of it
@@ -102,7 +101,7 @@ const sniffLimit = 64 << 10
 // (node ID → its real route address); they stop at the end of t.
 func startRouteProxies(t *testing.T, targets map[string]string) *routeProxies {
 	t.Helper()
-	s := &routeProxies{t: t, logf: t.Logf, proxies: map[string]*routeProxy{}, faults: map[link]linkFault{},
+	s := &routeProxies{logf: t.Logf, proxies: map[string]*routeProxy{}, faults: map[link]linkFault{},
 		ids: map[string]string{}, conns: map[*routeConn]struct{}{}, changed: make(chan struct{})}
 	t.Cleanup(s.close)
 	for node, target := range targets {
