@@ -207,7 +207,7 @@ func (n *Node) startServer() error {
 		if p == 0 {
 			p = server.RANDOM_PORT
 		}
-		so.Cluster = server.ClusterOpts{Name: o.ClusterName, Host: host, Port: p}
+		so.Cluster = server.ClusterOpts{Name: o.ClusterName, Host: host, Port: p, Advertise: o.ClusterAdvertise}
 		if o.Secret != "" {
 			so.Cluster.Username, so.Cluster.Password = routeUser, o.Secret
 		}

@@ -85,6 +85,8 @@ func TestBadOptions(t *testing.T) {
 		{NodeID: "a b"},
 		{Routes: []string{"nats-route://127.0.0.1:1"}},
 		{ClusterListen: "nowhere"},
+		{ClusterAdvertise: "127.0.0.1:1"},
+		{ClusterListen: "127.0.0.1:0", ClusterAdvertise: "nowhere"},
 		{URLs: []string{"nats://127.0.0.1:4222"}, ClusterListen: "127.0.0.1:0"},
 		{ClusterListen: "127.0.0.1:0", Routes: []string{"http://x"}},
 		{LeaseTTL: time.Millisecond},

@@ -33,6 +33,10 @@ type Options struct {
 	// ClusterListen is the embedded server's route address (host:port);
 	// empty for a node on its own.
 	ClusterListen string
+	// ClusterAdvertise, when set, is the route address (host:port) this
+	// node tells the others to dial instead of ClusterListen: an address
+	// in front of it (NAT, a proxy). Requires ClusterListen.
+	ClusterAdvertise string
 	// Routes are the other nodes' route URLs (nats-route://host:port); the
 	// list may name this node too.
 	Routes []string
@@ -133,6 +137,14 @@ func (o Options) withDefaults() (Options, error) {
 	if o.ClusterListen != "" {
 		if _, _, err := net.SplitHostPort(o.ClusterListen); err != nil {
 			return o, fmt.Errorf("%w: cluster listen address %q: %v", ErrInvalidOptions, o.ClusterListen, err)
+		}
+	}
+	if o.ClusterAdvertise != "" {
+		if o.ClusterListen == "" {
+			return o, fmt.Errorf("%w: an advertised route address needs a route address of this node (--cluster-listen)", ErrInvalidOptions)
+		}
+		if _, _, err := net.SplitHostPort(o.ClusterAdvertise); err != nil {
+			return o, fmt.Errorf("%w: cluster advertise address %q: %v", ErrInvalidOptions, o.ClusterAdvertise, err)
 		}
 	}
 	for _, r := range o.Routes {

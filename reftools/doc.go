@@ -21,6 +21,7 @@
 //	tools_timing.go    log messages and progress while a call runs, cancellation
 //	tools_dynamic.go   changing the catalog and resources at runtime (list_changed,
 //	                   resources/updated)
+//	tools_session.go   per-session data that survives a change of node (a counter)
 //	resources.go       resources and a resource template
 //	prompts.go         prompts and argument completion
 //

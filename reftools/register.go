@@ -36,6 +36,7 @@ func Register(srv *mcpactors.Server) error {
 		s.addClientTools,
 		s.addTimingTools,
 		s.addDynamicTools,
+		s.addSessionTools,
 		s.addResources,
 		s.addPrompts,
 	} {

@@ -51,7 +51,7 @@ func TestToolsList(t *testing.T) {
 		"test_simple_text", "test_image_content", "test_audio_content", "test_embedded_resource",
 		"test_multiple_content_types", "test_tool_with_logging", "test_tool_with_progress",
 		"test_error_handling", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums",
-		"test_reconnection", "test_roots", "test_touch_watched", "test_toggle_tool",
+		"test_reconnection", "test_roots", "test_touch_watched", "test_toggle_tool", "test_counter",
 	}
 	withArgs := map[string]string{
 		"test_sampling":            `{"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send to the LLM"}},"required":["prompt"]}`,

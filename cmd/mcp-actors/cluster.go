@@ -22,6 +22,7 @@ type clusterFlags struct {
 	DataDir       string        `name:"data-dir" env:"MCP_ACTORS_DATA_DIR" help:"Where the embedded NATS server keeps its JetStream store. Default: <user cache dir>/mcp-actors/<cluster>/<node>."`
 	ClusterName   string        `name:"cluster-name" default:"mcp" env:"MCP_ACTORS_CLUSTER_NAME" help:"The cluster's name; every subject and bucket it uses is named under it."`
 	ClusterListen string        `name:"cluster-listen" env:"MCP_ACTORS_CLUSTER_LISTEN" help:"Route address (HOST:PORT) of the embedded NATS server, for other nodes to join."`
+	ClusterAdv    string        `name:"cluster-advertise" env:"MCP_ACTORS_CLUSTER_ADVERTISE" help:"Route address (HOST:PORT) other nodes dial to reach this one, when it differs from --cluster-listen (NAT, a proxy)."`
 	Routes        []string      `name:"routes" env:"MCP_ACTORS_ROUTES" help:"Route URLs of the cluster's nodes (nats-route://HOST:PORT,...); may include this node's own."`
 	ClusterSecret string        `name:"cluster-secret" env:"MCP_ACTORS_CLUSTER_SECRET" help:"Secret every route must present: a node without it cannot join."`
 	NATSURL       []string      `name:"nats-url" env:"MCP_ACTORS_NATS_URL" help:"Use an existing NATS cluster (with JetStream) instead of the embedded server: URL,... (a user and password or a token may be in the URL)."`
@@ -42,6 +43,9 @@ func (f *clusterFlags) validate() error {
 	}
 	if len(f.Routes) > 0 && f.ClusterListen == "" {
 		return fmt.Errorf("--routes needs --cluster-listen (this node's route address)")
+	}
+	if f.ClusterAdv != "" && f.ClusterListen == "" {
+		return fmt.Errorf("--cluster-advertise needs --cluster-listen (the address it stands for)")
 	}
 	if f.NATSCreds != "" && len(f.NATSURL) == 0 {
 		return fmt.Errorf("--nats-creds goes with --nats-url")
@@ -79,6 +83,7 @@ func (f *clusterFlags) start(ctx context.Context, log *slog.Logger, listen net.A
 		ClusterName:      f.ClusterName,
 		DataDir:          f.DataDir,
 		ClusterListen:    f.ClusterListen,
+		ClusterAdvertise: f.ClusterAdv,
 		Routes:           splitList(f.Routes),
 		Secret:           f.ClusterSecret,
 		URLs:             splitList(f.NATSURL),

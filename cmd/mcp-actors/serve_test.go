@@ -48,6 +48,7 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--tls-cert", "main.go"}, "--tls-key"},
 		{[]string{"--event-delay", "-1ms"}, "--event-delay"},
 		{[]string{"--lease-ttl", "0s"}, "--lease-ttl"},
+		{[]string{"--cluster-advertise", "127.0.0.1:7000"}, "--cluster-advertise"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)...)

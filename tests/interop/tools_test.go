@@ -34,6 +34,7 @@ var referenceTools = []string{
 	"test_echo",
 	"test_touch_watched",
 	"test_toggle_tool",
+	"test_counter",
 }
 
 func testInitialize(t *testing.T, start starter) {

@@ -1,0 +1,121 @@
+package faults_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// cluster is three `mcp-actors serve` processes (n1, n2, n3) whose routes
+// all cross the route proxies, each with its own data dir, the cluster
+// secret and a short lease.
+type cluster struct {
+	t       *testing.T
+	nodes   []*node
+	proxies *routeProxies
+	lease   time.Duration
+}
+
+// clusterSecret is every node's --cluster-secret.
+const clusterSecret = "faults-secret"
+
+// startCluster starts the proxies and the three nodes, and waits until
+// every node's /readyz says ready. At the end of t every node gets SIGTERM
+// at once, then the proxies stop.
+func startCluster(t *testing.T, lease time.Duration) *cluster {
+	t.Helper()
+	ids := []string{"n1", "n2", "n3"}
+	listen := map[string]string{}
+	for i, port := range freePorts(t, len(ids)) {
+		listen[ids[i]] = fmt.Sprintf("127.0.0.1:%d", port)
+	}
+	c := &cluster{t: t, lease: lease, proxies: startRouteProxies(t, listen)}
+	var routes []string
+	for _, id := range ids {
+		routes = append(routes, "nats-route://"+c.proxies.addr(id))
+	}
+	for _, id := range ids {
+		c.nodes = append(c.nodes, startNode(t, id,
+			"--node-id", id, "--data-dir", t.TempDir(),
+			"--cluster-listen", listen[id], "--cluster-advertise", c.proxies.addr(id),
+			"--routes", strings.Join(routes, ","), "--cluster-secret", clusterSecret,
+			"--lease-ttl", lease.String()))
+	}
+	t.Cleanup(c.stopAll) // before each node's own cleanup, after the test's
+	c.waitReady()
+	return c
+}
+
+// waitReady waits until every running node's /readyz answers 200.
+func (c *cluster) waitReady() {
+	c.t.Helper()
+	for _, n := range c.nodes {
+		n.waitReady()
+	}
+}
+
+// stopAll stops the cluster as an operator would: SIGTERM to every node
+// still running, all at once (one at a time, the last node left has no
+// JetStream quorum and its shutdown waits for a lease renewal that cannot
+// succeed); each must exit with status 0 within stopTimeout.
+func (c *cluster) stopAll() {
+	var running []*node
+	for _, n := range c.nodes {
+		if !n.killed.Load() && n.signalStop() {
+			running = append(running, n)
+		}
+	}
+	deadline := time.Now().Add(stopTimeout)
+	for _, n := range running {
+		n.awaitExit(deadline)
+	}
+}
+
+// byID returns the node with ID id.
+func (c *cluster) byID(id string) *node {
+	for _, n := range c.nodes {
+		if n.id == id {
+			return n
+		}
+	}
+	c.t.Fatalf("no node %s", id)
+	return nil
+}
+
+// takeovers returns the sum of the takeovers the nodes but except report
+// (nodes that do not answer count nothing).
+func (c *cluster) takeovers(ctx context.Context, except string) float64 {
+	var sum float64
+	for _, n := range c.nodes {
+		if n.id == except {
+			continue
+		}
+		if v, err := n.metric(ctx, takeoversMetric); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// freePorts reserves n distinct loopback ports and frees them for the
+// processes about to listen on them.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var lns []net.Listener
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		require.NoError(t, ln.Close())
+	}
+	return ports
+}

@@ -1,0 +1,42 @@
+// Package faults is the cluster's fault campaign (issue 19): three
+// `mcp-actors serve` processes on loopback, faults between them, and raw
+// Streamable HTTP clients whose every request is recorded in a history
+// that is checked, whole, after the run.
+//
+//	clients ──POST (round-robin, each call bounded)──▶ n1 n2 n3 ──▶ history ──▶ check
+//	                                                    │  │  │
+//	n1 ◀──route── proxy(n1) ◀── n2, n3                  routes: each node listens on
+//	n2 ◀──route── proxy(n2) ◀── n1, n3                  --cluster-listen, advertises its
+//	n3 ◀──route── proxy(n3) ◀── n1, n2                  proxy (--cluster-advertise) and
+//	                                                    dials the proxies (--routes)
+//
+// Faults: a route proxy per node cuts, holds (a black hole: TCP open,
+// nothing forwarded), holds one way, or delays what one node sends another
+// (proxy_test.go); a process is paused (SIGSTOP) and resumed (SIGCONT), or
+// killed and restarted with the same node ID (node_test.go).
+//
+// What the history check holds every test to (history_test.go): each
+// request is answered at most once and its stream carries only its own
+// frames; every request ends — answered, or an error comes back — within
+// its client's bound; the values of the reference set's test_counter
+// never repeat or step back within a session (two owners, or a lost
+// write), and a gap is explained by calls that failed for the client.
+//
+// The tests, each stating in its doc comment what the client sees:
+//
+//	TestPartitionCut         n1 cut from its routes past its lease, healed, run on
+//	TestPartitionOneWay      what n1 sends held (TCP open), healed, run on
+//	TestPauseOwner           n1 SIGSTOPped past lease + failover bound, SIGCONT; failover time logged
+//	TestQuorumLoss           n2, n3 killed: n1 answers within a second, refuses sessions; they return
+//	TestRestartStreamHolder  the node holding a long call's stream restarts: new clients get only their frames
+//
+// They fail on today's cluster (no fencing yet, issue 19) and are skipped
+// unless MCP_ACTORS_FAULTS_UNFENCED=1:
+//
+//	MCP_ACTORS_FAULTS_UNFENCED=1 go test -race -run TestPartitionCut ./tests/faults/
+//
+// The harness's own tests (the proxy, the checker) always run. Nothing
+// sleeps to synchronise: waits are on I/O, bounded; timed faults hold for
+// their time with timers. The server binary is built once per test binary
+// (with -race under -race) and every process is stopped in t.Cleanup.
+package faults

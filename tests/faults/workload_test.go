@@ -1,0 +1,135 @@
+package faults_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// pace is how often one session's client calls, at most: it keeps the load
+// of a test's clients small beside three servers on a shared machine.
+const pace = 100 * time.Millisecond
+
+// workload is the clients of a test: one goroutine per session, calling
+// test_counter once per pace (or as soon as the last call ended, when
+// that took longer), each call to the next node of its rotation, until
+// stop. Calls are bounded by their own bound, not by stop: a call in
+// flight when the workload stops ends as it would have.
+type workload struct {
+	stopped chan struct{}
+	once    sync.Once
+	wg      sync.WaitGroup
+}
+
+// loop is one session's client: its rotation over the nodes (indexes into
+// the cluster's nodes) and the bound of each call.
+type loop struct {
+	s     *session
+	nodes []int
+	bound time.Duration
+}
+
+// startWorkload starts the loops; they stop at the end of t at the latest.
+func startWorkload(t *testing.T, loops ...loop) *workload {
+	w := &workload{stopped: make(chan struct{})}
+	for _, l := range loops {
+		w.wg.Add(1)
+		go w.run(t.Context(), l)
+	}
+	t.Cleanup(w.stop)
+	return w
+}
+
+func (w *workload) run(ctx context.Context, l loop) {
+	defer w.wg.Done()
+	tick := time.NewTicker(pace)
+	defer tick.Stop()
+	for k := 0; ; k++ {
+		l.s.call(ctx, l.nodes[k%len(l.nodes)], counterTool, l.bound)
+		select {
+		case <-w.stopped:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// stop ends the loops once their calls in flight have ended.
+func (w *workload) stop() {
+	w.once.Do(func() { close(w.stopped) })
+	w.wg.Wait()
+}
+
+// openSessions opens n sessions through node i (which then owns them:
+// their IDs start with its node ID), named prefix1, prefix2, …
+func openSessions(t *testing.T, c *client, prefix string, i, n int, bound time.Duration) []*session {
+	t.Helper()
+	var out []*session
+	for k := 1; k <= n; k++ {
+		s, err := c.open(t.Context(), fmt.Sprintf("%s%d", prefix, k), i, bound)
+		require.NoError(t, err)
+		require.Regexp(t, "^"+c.nodes[i].id+`\.`, s.id, "a session opened through %s is owned there", c.nodes[i].id)
+		out = append(out, s)
+	}
+	return out
+}
+
+// rotation is every node of c, starting with node start.
+func rotation(c *cluster, start int) []int {
+	var out []int
+	for k := range c.nodes {
+		out = append(out, (start+k)%len(c.nodes))
+	}
+	return out
+}
+
+// requireClean checks the whole history and fails t with every violation
+// (at most maxReported of them, and how many there were).
+func requireClean(t *testing.T, h *history) {
+	t.Helper()
+	ops := h.snapshot()
+	vs := check(ops)
+	t.Logf("history: %s", summary(ops))
+	if len(vs) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("%d violations in a history of %d requests:", len(vs), len(ops))
+	for i, v := range vs {
+		if i == maxReported {
+			msg += fmt.Sprintf("\n  … and %d more", len(vs)-maxReported)
+			break
+		}
+		msg += "\n  " + v.String()
+	}
+	t.Error(msg)
+}
+
+// maxReported bounds the violations a failing test prints.
+const maxReported = 12
+
+// summary counts a history's requests by node and outcome.
+func summary(ops []op) string {
+	count := map[string]map[outcome]int{}
+	var nodes []string
+	for _, o := range ops {
+		if count[o.node] == nil {
+			count[o.node] = map[outcome]int{}
+			nodes = append(nodes, o.node)
+		}
+		count[o.node][o.outcome]++
+	}
+	slices.Sort(nodes)
+	out := fmt.Sprintf("%d requests", len(ops))
+	for _, n := range nodes {
+		out += fmt.Sprintf("; via %s: %d answered, %d failed, %d unanswered, %d pending",
+			n, count[n][answered], count[n][failed], count[n][unanswered], count[n][pending])
+	}
+	return out
+}
