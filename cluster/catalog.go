@@ -26,7 +26,7 @@ func (r *Router) UpdateCatalog(ctx context.Context, key string, update func(old 
 		switch {
 		case err == nil:
 			return nil
-		case errors.Is(err, jetstream.ErrKeyExists):
+		case isWrongRevision(err):
 			continue // another node changed it first: read it again
 		case b.retry(ctx, err):
 			continue // storage is away for a moment: look again

@@ -2,8 +2,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,12 +58,9 @@ var ErrFenced = errors.New("cluster: the session was taken over by another node"
 // a leader election): the message may be tried again.
 var errStorage = errors.New("cluster: the session directory cannot be reached")
 
-// logID is how a session appears in logs above debug level: a short hash,
-// never the ID (a bearer secret when no authenticator is set).
-func logID(id string) string {
-	h := sha256.Sum256([]byte(id))
-	return hex.EncodeToString(h[:6])
-}
+// logID is how a session appears in logs above debug level
+// (session.LogID).
+func logID(id string) string { return session.LogID(id) }
 
 // entryOf returns what this node knows of session id's record.
 func (r *Router) entryOf(id string) *entry {
@@ -143,8 +138,13 @@ func (r *Router) recordOpts(rev uint64) []jetstream.PublishOpt {
 	return opts
 }
 
-// isWrongRevision reports whether a write failed on its compare-and-swap.
+// isWrongRevision reports whether a write failed on its compare-and-swap
+// (as a raw publish, or through the key-value API, which reports it in
+// several ways: 10071, or 10164 on a replicated stream).
 func isWrongRevision(err error) bool {
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return true
+	}
 	var apiErr *jetstream.APIError
 	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
 		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)

@@ -92,7 +92,13 @@ func (n *Node) renew() {
 		rev, err = n.createLease(ctx, kv, b)
 	} else {
 		rev, err = kv.Update(ctx, n.opts.NodeID, b, l.rev)
-		if errors.Is(err, jetstream.ErrKeyExists) {
+		if isWrongRevision(err) && n.ownWrite(ctx, kv) {
+			// An earlier renewal that seemed to fail had landed: the key
+			// never expired. Renew over the revision it left.
+			sent = n.since()
+			rev, err = kv.Update(ctx, n.opts.NodeID, b, l.rev)
+		}
+		if isWrongRevision(err) {
 			// The key expired (or was removed): others may own this
 			// node's sessions now. Give them up before acting again.
 			n.giveUp("the lease expired")
@@ -117,11 +123,29 @@ func (n *Node) renew() {
 	n.mu.Unlock()
 }
 
+// ownWrite reports whether the node's lease key holds a write of this run
+// of the node newer than the revision it knows (a renewal whose answer was
+// lost), and makes that revision the one the next renewal expects. Only
+// this run writes its boot into the key, and a renewal lands only over the
+// revision before it: the key was never gone.
+func (n *Node) ownWrite(ctx context.Context, kv jetstream.KeyValue) bool {
+	e, err := kv.Get(ctx, n.opts.NodeID)
+	if err != nil || e.Revision() <= n.lease.rev {
+		return false
+	}
+	var rec leaseRecord
+	if json.Unmarshal(e.Value(), &rec) != nil || rec.Boot != n.boot {
+		return false
+	}
+	n.lease.rev = e.Revision()
+	return true
+}
+
 // createLease writes the node's lease key anew. A key left by an earlier
 // run of this node (it restarted within the TTL) is taken as it is.
 func (n *Node) createLease(ctx context.Context, kv jetstream.KeyValue, b []byte) (uint64, error) {
 	rev, err := kv.Create(ctx, n.opts.NodeID, b)
-	if !errors.Is(err, jetstream.ErrKeyExists) {
+	if !isWrongRevision(err) {
 		return rev, err
 	}
 	e, err := kv.Get(ctx, n.opts.NodeID)

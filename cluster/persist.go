@@ -30,6 +30,9 @@ func (r *Router) Persist(id string, st *session.State, done func(error)) {
 	case !r.node.acting():
 		done(fmt.Errorf("%w: %w", errStorage, errLeaseLapsed))
 		return
+	case r.node.cutOff():
+		done(fmt.Errorf("%w: this node has no route to the others", errStorage))
+		return
 	}
 	rec := &record{V: recordVersion, Session: id, Owner: e.Owner, Epoch: e.Epoch, Principal: e.Principal, State: st}
 	b, err := json.Marshal(rec)

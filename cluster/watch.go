@@ -85,7 +85,10 @@ func (r *Router) ownerLost(owner string) {
 		if rs.owner != owner || !r.remote.CompareAndDelete(k, v) {
 			return true
 		}
-		if !rs.reqID.IsZero() {
+		if rs.req != nil {
+			// Not accepted by the lost node: delivered after a takeover.
+			r.goBackground(func() { r.redeliver(rs, errNoOwner) })
+		} else if !rs.reqID.IsZero() {
 			r.endRequest(sid, rs.reqID, fmt.Sprintf("the node running this request (%s) was lost before it answered; send the request again", owner))
 		} else {
 			r.streams.Deliver(messages.StreamEvent{Stream: sid, Signal: messages.SignalClosed})

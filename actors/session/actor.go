@@ -104,7 +104,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		// A panic would restart the actor with empty state; end the session
 		// cleanly instead.
 		if p := recover(); p != nil {
-			a.log.Error("session actor panicked; closing the session", "session", a.ref.id, "panic", p, "stack", string(debug.Stack()))
+			a.log.Error("session actor panicked; closing the session", "session", LogID(a.ref.id), "panic", p, "stack", string(debug.Stack()))
 			a.close(ctx, "internal error")
 		}
 	}()
@@ -179,7 +179,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *actor.Stopped:
 		a.close(nil, "stopped")
 	default:
-		a.log.Error("session actor: unexpected message dropped", "session", a.ref.id, "type", fmt.Sprintf("%T", m))
+		a.log.Error("session actor: unexpected message dropped", "session", LogID(a.ref.id), "type", fmt.Sprintf("%T", m))
 	}
 }
 

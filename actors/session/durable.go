@@ -112,7 +112,7 @@ func (a *sessionActor) persisted(ctx actor.Context, err error) {
 		fn(err)
 	}
 	if err != nil {
-		a.log.Warn("a session's state could not be stored: it closes, and starts again from storage at its next message", "err", err)
+		a.log.Warn("a session's state could not be stored: it closes, and starts again from storage at its next message", "session", LogID(a.ref.id), "err", err)
 		a.ref.handedOver.Store(true)
 		a.close(ctx, "its state could not be stored")
 		return

@@ -182,7 +182,7 @@ func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, 
 	outcome := OutcomeError
 	defer func() {
 		if p := recover(); p != nil {
-			log.Error("handler panicked", "session", s.ref.id, "method", req.Method, "panic", p, "stack", string(debug.Stack()))
+			log.Error("handler panicked", "session", LogID(s.ref.id), "method", req.Method, "panic", p, "stack", string(debug.Stack()))
 			frame = messages.EncodeError(req.ID, messages.ErrInternal)
 			outcome = OutcomeError
 		}
@@ -205,13 +205,13 @@ func serve(ctx context.Context, cfg *Config, s *Session, req *messages.Message, 
 			}
 			return
 		}
-		log.Error("encoding a result failed", "session", s.ref.id, "method", req.Method, "err", err)
+		log.Error("encoding a result failed", "session", LogID(s.ref.id), "method", req.Method, "err", err)
 		err = messages.ErrInternal
 	}
 	var wire *messages.Error
 	if !errors.As(err, &wire) {
 		if ctx.Err() == nil {
-			log.Error("handler failed", "session", s.ref.id, "method", req.Method, "err", err)
+			log.Error("handler failed", "session", LogID(s.ref.id), "method", req.Method, "err", err)
 		}
 		wire = messages.ErrInternal
 	}

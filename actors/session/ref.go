@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"sync/atomic"
 
@@ -97,4 +99,12 @@ func Spawn(root *actor.RootContext, id string, cfg *Config, opts SpawnOptions) (
 	// actor's name to be freed.
 	r.pid.Store(root.SpawnPrefix(props, "mcp-session/"))
 	return r, nil
+}
+
+// LogID is how a session appears in logs above debug level: a short hash
+// of its ID, never the ID itself (a bearer secret when the server
+// authenticates no one).
+func LogID(id string) string {
+	h := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(h[:6])
 }

@@ -30,10 +30,10 @@
 //	TestQuorumLoss           n2, n3 killed: n1 answers within a second, refuses sessions; they return
 //	TestRestartStreamHolder  the node holding a long call's stream restarts: new clients get only their frames
 //
-// They fail on today's cluster (no fencing yet, issue 19) and are skipped
-// unless MCP_ACTORS_FAULTS_UNFENCED=1:
+// TestRestartStreamHolder fails until stream IDs are unique across
+// restarts, and is skipped unless MCP_ACTORS_FAULTS_PENDING=1:
 //
-//	MCP_ACTORS_FAULTS_UNFENCED=1 go test -race -run TestPartitionCut ./tests/faults/
+//	MCP_ACTORS_FAULTS_PENDING=1 go test -race -run TestRestartStreamHolder ./tests/faults/
 //
 // The harness's own tests (the proxy, the checker) always run. Nothing
 // sleeps to synchronise: waits are on I/O, bounded; timed faults hold for

@@ -75,16 +75,15 @@ func serverEnv() []string {
 	return append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 }
 
-// unfencedEnv un-skips the tests that fail on a cluster without fencing.
-const unfencedEnv = "MCP_ACTORS_FAULTS_UNFENCED"
+// pendingEnv un-skips the tests that fail on today's cluster.
+const pendingEnv = "MCP_ACTORS_FAULTS_PENDING"
 
-// skipUntilFencing skips a test that fails on today's cluster (two owners
-// after a partition, unbounded failover: issue 19) unless
-// MCP_ACTORS_FAULTS_UNFENCED=1, so that it can be run against the fencing
-// work before it lands.
-func skipUntilFencing(t *testing.T) {
+// skipUntilStreamIdentity skips a test that fails until stream IDs are
+// unique across restarts (issue 19, point 2) unless
+// MCP_ACTORS_FAULTS_PENDING=1.
+func skipUntilStreamIdentity(t *testing.T) {
 	t.Helper()
-	if os.Getenv(unfencedEnv) != "1" {
-		t.Skip("until fencing lands: issue 19")
+	if os.Getenv(pendingEnv) != "1" {
+		t.Skip("until stream IDs are unique across restarts: issue 19")
 	}
 }

@@ -30,7 +30,6 @@ func TestPartitionCut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster and cuts its routes")
 	}
-	skipUntilFencing(t)
 	partition(t, "isolate n1 (routes cut)", func(p *routeProxies) { p.cut("n1") })
 }
 
@@ -58,7 +57,6 @@ func TestPartitionOneWay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster and holds its routes one way")
 	}
-	skipUntilFencing(t)
 	partition(t, "hold what n1 sends", func(p *routeProxies) { p.oneWay("n1", false) })
 }
 

@@ -33,7 +33,6 @@ func TestPauseOwner(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster and pauses a node")
 	}
-	skipUntilFencing(t)
 	const pause = faultLease + failoverSlack + 2*time.Second
 	c := startCluster(t, faultLease)
 	n1 := c.byID("n1")

@@ -32,7 +32,6 @@ func TestQuorumLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster and kills two nodes")
 	}
-	skipUntilFencing(t)
 	c := startCluster(t, faultLease)
 	n1, n2, n3 := c.nodes[0], c.nodes[1], c.nodes[2]
 	h := &history{}
