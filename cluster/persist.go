@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/mcp-actors/mcp-actors/actors/session"
 )
 
@@ -49,24 +51,38 @@ func (r *Router) Persist(id string, st *session.State, done func(error)) {
 		done(fmt.Errorf("%w: %w", errStorage, err))
 		return
 	}
-	go func() {
-		t := time.NewTimer(writeAckTimeout)
-		defer t.Stop()
+	go func() { done(r.awaitWrite(id, e, ack)) }()
+}
+
+// awaitWrite waits for the acknowledgement of a write of session id's
+// record over e: nil once it is durable (and e's revision moved on),
+// ErrFenced when another node took the session over meanwhile. A node
+// that loses every route, or its lease, meanwhile stops waiting at once:
+// no quorum can answer it.
+func (r *Router) awaitWrite(id string, e *entry, ack jetstream.PubAckFuture) error {
+	t := time.NewTimer(writeAckTimeout)
+	defer t.Stop()
+	check := time.NewTicker(writeAckTimeout / 10)
+	defer check.Stop()
+	for {
 		select {
 		case a := <-ack.Ok():
 			r.wrote(id, e, a.Sequence)
-			done(nil)
+			return nil
 		case err := <-ack.Err():
 			if isWrongRevision(err) {
 				r.node.log.Warn("a session's state write was refused: another node took it over", "session", logID(id), "epoch", e.Epoch)
-				done(ErrFenced)
-				return
+				return ErrFenced
 			}
-			done(fmt.Errorf("%w: %w", errStorage, err))
+			return fmt.Errorf("%w: %w", errStorage, err)
 		case <-t.C:
-			done(fmt.Errorf("%w: the write was not acknowledged within %s", errStorage, writeAckTimeout))
+			return fmt.Errorf("%w: the write was not acknowledged within %s", errStorage, writeAckTimeout)
+		case <-check.C:
+			if r.node.cutOff() || !r.node.acting() {
+				return fmt.Errorf("%w: this node lost its routes or its lease while it waited", errStorage)
+			}
 		}
-	}()
+	}
 }
 
 // writeAckTimeout bounds the wait for a state write's acknowledgement: a
