@@ -47,9 +47,9 @@ type Router struct {
 	nUnknown atomic.Int64
 	stats    stats
 
-	lookups   singleflight.Group // locate, one lookup per session at once
-	restores  chan struct{}      // bounds the sessions restored at once for routed messages
-	recordTTL atomic.Int64       // SetRecordTTL
+	lookups    singleflight.Group // locate, one lookup per session at once
+	lookupJobs chan lookupJob     // routed messages for sessions not here, for the lookup workers
+	recordTTL  atomic.Int64       // SetRecordTTL
 
 	asyncReply string             // prefix of the reply subjects of requests sent without waiting (async.go)
 	ctx        context.Context    // ends at Close: the work the router starts
@@ -96,7 +96,7 @@ func NewRouter(node *Node, local *router.Local) (*Router, error) {
 		return nil, fmt.Errorf("cluster: the stream registry is named %q, not after node %q", local.Streams().Node(), node.ID())
 	}
 	r := &Router{node: node, local: local, streams: local.Streams(), asyncReply: node.subj.async(node.ID()),
-		restores: make(chan struct{}, maxRestores)}
+		lookupJobs: make(chan lookupJob, lookupQueue)}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	local.SetSessionIDs(func() string { return node.ID() + "." + router.NewSessionID() })
 	sub, err := node.nc.Subscribe(node.subj.session(node.ID()), r.onSession)
@@ -120,6 +120,10 @@ func NewRouter(node *Node, local *router.Local) (*Router, error) {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	node.onLapsed(r.giveUp)
+	r.bg.Add(lookupWorkers)
+	for range lookupWorkers {
+		go r.lookupWorker()
+	}
 	r.stopWatch = make(chan struct{})
 	r.watchDone.Add(1)
 	go r.watch(r.stopWatch)
@@ -152,10 +156,34 @@ func (r *Router) giveUp() {
 // is in a cluster and its lease may have lapsed.
 func (r *Router) fenced() bool { return !r.node.Standalone() && !r.node.acting() }
 
-// maxRestores bounds how many sessions a node restores at once for routed
-// messages; beyond, a message for a session it does not hold is refused
-// at once (503: the sender's client tries again).
-const maxRestores = 32
+// Routed messages for sessions a node does not hold are looked into by
+// lookupWorkers goroutines; at most lookupQueue wait for one, and beyond, a
+// message is refused at once (503: the sender's client tries again).
+const (
+	lookupWorkers = 32
+	lookupQueue   = 4096
+)
+
+// lookupJob is a routed message for a session this node does not hold.
+type lookupJob struct {
+	msg *nats.Msg
+	id  string
+	m   messages.ActorMessage
+}
+
+// lookupWorker delivers the messages of the lookup queue until the router
+// closes.
+func (r *Router) lookupWorker() {
+	defer r.bg.Done()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case j := <-r.lookupJobs:
+			r.deliverAfterLookup(j.msg, j.id, j.m)
+		}
+	}
+}
 
 // Drain makes this node take no session over from now on (it is shutting
 // down and hands its own over).
@@ -428,16 +456,9 @@ func (r *Router) onSession(msg *nats.Msg) {
 		return
 	}
 	select {
-	case r.restores <- struct{}{}:
+	case r.lookupJobs <- lookupJob{msg: msg, id: id, m: m}:
 	default:
-		r.respond(msg, m, statusBad, "this node is busy restoring sessions: try again")
-		return
-	}
-	if !r.goBackground(func() {
-		defer func() { <-r.restores }()
-		r.deliverAfterLookup(msg, id, m)
-	}) {
-		<-r.restores
+		r.respond(msg, m, statusBad, "this node is busy looking sessions up: try again")
 	}
 }
 
