@@ -91,8 +91,8 @@ func (r *Router) redeliver(rs remoteStream, err error) {
 	switch {
 	case err == nil:
 	case errors.Is(err, router.ErrSessionNotFound):
-		r.streams.Deliver(messages.StreamEvent{Stream: rs.req.Stream, Signal: messages.SignalNotFound})
+		r.streams.Deliver(messages.StreamEvent{Stream: rs.req.Stream, Session: rs.session, Signal: messages.SignalNotFound})
 	default:
-		r.endRequest(rs.req, fmt.Sprintf("the session could not be reached (%v); send the request again", err))
+		r.endRequest(rs.session, rs.req, fmt.Sprintf("the session could not be reached (%v); send the request again", err))
 	}
 }

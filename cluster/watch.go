@@ -77,9 +77,9 @@ func (r *Router) ownerLost(owner string) {
 		}
 		r.remote.Delete(sid)
 		if rs.req != nil {
-			r.endRequest(rs.req, fmt.Sprintf("the node running this request (%s) was lost before it answered; send the request again", owner))
+			r.endRequest(rs.session, rs.req, fmt.Sprintf("the node running this request (%s) was lost before it answered; send the request again", owner))
 		} else {
-			r.streams.Deliver(messages.StreamEvent{Stream: sid, Signal: messages.SignalClosed})
+			r.streams.Deliver(messages.StreamEvent{Stream: sid, Session: rs.session, Signal: messages.SignalClosed})
 		}
 		n++
 		return true
@@ -89,10 +89,10 @@ func (r *Router) ownerLost(owner string) {
 	}
 }
 
-// endRequest ends the stream of request hr, held here, with a JSON-RPC
-// error (-32603) saying why it was not answered.
-func (r *Router) endRequest(hr *messages.HandleRequest, why string) {
-	r.streams.Deliver(messages.StreamEvent{Stream: hr.Stream, Frame: messages.Frame{
+// endRequest ends the stream of request hr of session id, held here, with
+// a JSON-RPC error (-32603) saying why it was not answered.
+func (r *Router) endRequest(id string, hr *messages.HandleRequest, why string) {
+	r.streams.Deliver(messages.StreamEvent{Stream: hr.Stream, Session: id, Frame: messages.Frame{
 		Data: messages.EncodeError(hr.Msg.ID, messages.Errorf(messages.CodeInternalError, "%s", why)),
 		End:  true,
 	}})

@@ -78,6 +78,7 @@ func newSessionActor(ref *Ref, cfg *Config, opts SpawnOptions) *sessionActor {
 		inflight:  make(map[messages.ID]*inflight),
 	}
 	a.streams = newStreamSet(opts.Resumable, a.lim, cfg.Streams)
+	a.streams.session = ref.id
 	a.streams.obs = cfg.Observer
 	if cfg.Journal != nil && opts.Resumable {
 		journal, id := cfg.Journal, ref.id
