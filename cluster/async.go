@@ -38,7 +38,7 @@ func (r *Router) sendAsync(owner, id string, m *messages.HandleRequest) error {
 	msg := nats.NewMsg(r.node.subj.session(owner))
 	msg.Header.Set(headerSession, id)
 	msg.Header.Set(headerOp, opAsync)
-	msg.Reply = r.asyncReply + strconv.FormatUint(m.Stream.N, 10)
+	msg.Reply = r.asyncReply + asyncToken(m.Stream)
 	msg.Data = data
 	r.track(owner, id, m) // first: a complaint finds it
 	r.stats.routed.Add(1)
@@ -49,33 +49,49 @@ func (r *Router) sendAsync(owner, id string, m *messages.HandleRequest) error {
 	return nil
 }
 
+// asyncToken is the last token of the reply subject of a request whose
+// stream is sid: "<boot>-<n>", the boot in hex, so that a complaint about
+// a request sent before this node restarted matches no stream of this run.
+func asyncToken(sid messages.StreamID) string {
+	return strconv.FormatUint(sid.Boot, 16) + "-" + strconv.FormatUint(sid.N, 10)
+}
+
+// asyncStream reads the stream of this node's run that a reply subject
+// names (asyncToken); false for another run's, or a subject not of ours.
+func (r *Router) asyncStream(subject string) (messages.StreamID, bool) {
+	boot, n, ok := strings.Cut(subject[strings.LastIndexByte(subject, '.')+1:], "-")
+	if !ok {
+		return messages.StreamID{}, false
+	}
+	b, err := strconv.ParseUint(boot, 16, 64)
+	if err != nil || b != r.streams.Boot() {
+		return messages.StreamID{}, false
+	}
+	sid := messages.StreamID{Node: r.node.ID(), Boot: b}
+	if sid.N, err = strconv.ParseUint(n, 10, 64); err != nil {
+		return messages.StreamID{}, false
+	}
+	return sid, true
+}
+
 // onAsyncReply handles a complaint about a request sent without waiting.
 func (r *Router) onAsyncReply(reply *nats.Msg) {
-	n, err := strconv.ParseUint(reply.Subject[strings.LastIndexByte(reply.Subject, '.')+1:], 10, 64)
-	if err != nil {
+	sid, ok := r.asyncStream(reply.Subject)
+	if !ok {
 		return
 	}
-	if err = replyErr(reply); err == nil {
+	err := replyErr(reply)
+	if err == nil {
 		return // not a complaint
 	}
-	v, ok := r.remote.LoadAndDelete(messages.StreamID{Node: r.node.ID(), N: n})
+	v, ok := r.remote.LoadAndDelete(sid)
 	if !ok || v.(remoteStream).req == nil {
 		return // the stream is done, or was taken care of
 	}
 	rs := v.(remoteStream)
 	r.node.log.Debug("a request sent without waiting was not delivered", "session", rs.session, "owner", rs.owner, "err", err)
 	// Off the subscription's goroutine: a takeover waits for a lease.
-	r.node.mu.Lock()
-	if r.closed.Load() {
-		r.node.mu.Unlock()
-		return
-	}
-	r.bg.Add(1) // under the lock: Close waits after it looked
-	r.node.mu.Unlock()
-	go func() {
-		defer r.bg.Done()
-		r.redeliver(rs, err)
-	}()
+	r.goBackground(func() { r.redeliver(rs, err) })
 }
 
 // redeliver delivers again a request that its owner did not get (err

@@ -43,6 +43,9 @@ type Router struct {
 	nGone  atomic.Int64
 	stats  stats
 
+	detaching   sync.Map     // messages.StreamID → struct{}: gone streams being reported (streams.go)
+	goneReports atomic.Int32 // reports of gone streams in flight
+
 	asyncReply string             // prefix of the reply subjects of requests sent without waiting (async.go)
 	ctx        context.Context    // ends at Close: the work the router starts
 	cancel     context.CancelFunc // ends ctx
@@ -443,7 +446,8 @@ var errForeign = fmt.Errorf("%w: another principal's", router.ErrSessionNotFound
 
 // DeliverStream implements router.Router and session.Streams. An event for
 // another node's stream is published to that node: it is reported taken,
-// and the holder tells the session if the stream turns out to be gone.
+// and the holder tells the session if the stream turns out to be gone
+// (streams.go).
 func (r *Router) DeliverStream(ev messages.StreamEvent) bool {
 	if ev.Stream.Node == r.node.ID() {
 		return r.streams.Deliver(ev)
@@ -461,7 +465,7 @@ func (r *Router) DeliverStream(ev messages.StreamEvent) bool {
 	return true
 }
 
-// onStream receives an event for one of this node's streams.
+// onStream receives an event for one of this node's streams (streams.go).
 func (r *Router) onStream(msg *nats.Msg) {
 	ev, err := messages.DecodeStreamEvent(msg.Data)
 	if err != nil {
@@ -469,7 +473,7 @@ func (r *Router) onStream(msg *nats.Msg) {
 		return
 	}
 	r.stats.framesIn.Add(1)
-	r.streams.Deliver(ev)
+	r.onStreamEvent(ev)
 }
 
 // StreamGone implements router.Router and session.Streams. A stream held

@@ -15,6 +15,8 @@ type stats struct {
 	hopNanos  atomic.Int64 // time spent waiting for routed messages' acks
 	logged    atomic.Int64 // events appended to the event log
 	restored  atomic.Int64 // events read back from it for sessions taken over
+
+	goneStreams atomic.Int64 // sessions told that a stream they sent to is not held here (streams.go)
 }
 
 func (s *stats) hop(d time.Duration) { s.hopNanos.Add(int64(d)) }
@@ -31,6 +33,8 @@ type Stats struct {
 	EventsRestored       int64 // events read back for sessions taken over
 	EventBatches         int64 // writes of the event log (batches of events)
 	WriteFailures        int64 // event log and state writes that failed (they are not waited for)
+	GoneStreams          int64 // sessions told that a stream they sent an event to is not held here
+	ForeignEvents        int64 // stream events dropped for coming from another session than their stream's
 }
 
 // Stats returns the router's counters.
@@ -42,5 +46,6 @@ func (r *Router) Stats() Stats {
 		LeaseRenewals: r.node.renewals.Load(), LeaseRenewalFailures: r.node.renewFailures.Load(),
 		EventsLogged: r.stats.logged.Load(), EventsRestored: r.stats.restored.Load(), EventBatches: r.node.evw.written.Load(),
 		WriteFailures: r.node.asyncFailures.Load(),
+		GoneStreams:   r.stats.goneStreams.Load(), ForeignEvents: r.streams.ForeignEvents(),
 	}
 }

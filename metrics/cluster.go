@@ -19,6 +19,8 @@ type ClusterStats struct {
 	EventsRestored       int64 // events read back for sessions taken over
 	EventBatches         int64 // writes of the event log (one batch of events each)
 	WriteFailures        int64 // event log and state writes that failed
+	GoneStreams          int64 // sessions told that a stream they sent an event to is gone
+	ForeignEvents        int64 // stream events dropped for coming from another session than their stream's
 }
 
 // RegisterCluster registers the metrics of a cluster node with reg, read
@@ -32,6 +34,8 @@ type ClusterStats struct {
 //	mcp_cluster_events_logged_total, mcp_cluster_events_restored_total
 //	mcp_cluster_event_batches_total        (÷ into events logged = events per write)
 //	mcp_cluster_write_failures_total
+//	mcp_cluster_gone_streams_total
+//	mcp_cluster_foreign_stream_events_total
 func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 	counter := func(name, help string, labels prometheus.Labels, v func(ClusterStats) float64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
@@ -61,5 +65,9 @@ func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 			func(s ClusterStats) float64 { return float64(s.EventsRestored) }),
 		counter("mcp_cluster_write_failures_total", "Event log and session state writes (not waited for) that failed.", nil,
 			func(s ClusterStats) float64 { return float64(s.WriteFailures) }),
+		counter("mcp_cluster_gone_streams_total", "Sessions on other nodes told that a stream they sent an event to is no longer held here.", nil,
+			func(s ClusterStats) float64 { return float64(s.GoneStreams) }),
+		counter("mcp_cluster_foreign_stream_events_total", "Stream events dropped for coming from another session than their stream's.", nil,
+			func(s ClusterStats) float64 { return float64(s.ForeignEvents) }),
 	)
 }
