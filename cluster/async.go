@@ -42,7 +42,7 @@ func (r *Router) sendAsync(owner, id string, m *messages.HandleRequest) error {
 	msg.Data = data
 	r.track(owner, id, m) // first: a complaint finds it
 	r.stats.routed.Add(1)
-	if err := r.node.nc.PublishMsg(msg); err != nil {
+	if err := r.chunks.publish(msg); err != nil {
 		r.remote.Delete(m.Stream)
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,6 +46,7 @@ type Router struct {
 
 	detaching   sync.Map     // messages.StreamID → struct{}: gone streams being reported (streams.go)
 	goneReports atomic.Int32 // reports of gone streams in flight
+	chunks      *chunker     // every routed publish, and the subscriptions' reassembly (chunks.go)
 
 	asyncReply string             // prefix of the reply subjects of requests sent without waiting (async.go)
 	ctx        context.Context    // ends at Close: the work the router starts
@@ -91,8 +93,9 @@ func NewRouter(node *Node, local *router.Local) (*Router, error) {
 	}
 	r := &Router{node: node, local: local, streams: local.Streams(), asyncReply: node.subj.async(node.ID())}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.chunks = newChunker(node.nc, node.log, node.ID()+"."+strconv.FormatUint(r.streams.Boot(), 16)+".", node.opts.MaxMessageBytes)
 	local.SetSessionIDs(func() string { return node.ID() + "." + router.NewSessionID() })
-	sub, err := node.nc.Subscribe(node.subj.session(node.ID()), r.onSession)
+	sub, err := r.chunks.subscribe(node.subj.session(node.ID()), r.onSession)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: subscribing to the node's sessions: %w", err)
 	}
@@ -102,7 +105,7 @@ func NewRouter(node *Node, local *router.Local) (*Router, error) {
 		return nil, fmt.Errorf("cluster: subscribing to the node's replies: %w", err)
 	}
 	r.subs = append(r.subs, sub)
-	sub, err = node.nc.Subscribe(node.subj.stream(node.ID()), r.onStream)
+	sub, err = r.chunks.subscribe(node.subj.stream(node.ID()), r.onStream)
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("cluster: subscribing to the node's streams: %w", err)
@@ -155,6 +158,7 @@ func (r *Router) Close() {
 	for _, s := range r.subs {
 		_ = s.Unsubscribe()
 	}
+	r.chunks.close()
 	r.node.mu.Lock() // no redelivery starts from now on (async.go)
 	r.node.mu.Unlock()
 	r.cancel()
@@ -242,7 +246,7 @@ func (r *Router) request(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) 
 	}
 	r.stats.routed.Add(1)
 	start := time.Now()
-	reply, err := r.node.nc.RequestMsgWithContext(ctx, msg)
+	reply, err := r.chunks.request(ctx, msg)
 	r.stats.hop(time.Since(start))
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) {
@@ -457,7 +461,11 @@ func (r *Router) DeliverStream(ev messages.StreamEvent) bool {
 		r.node.log.Error("encoding a stream event failed", "stream", ev.Stream.String(), "err", err)
 		return false
 	}
-	if err := r.node.nc.Publish(r.node.subj.stream(ev.Stream.Node), data); err != nil {
+	err = r.chunks.publish(&nats.Msg{Subject: r.node.subj.stream(ev.Stream.Node), Data: data})
+	if errors.Is(err, router.ErrMessageTooLarge) {
+		return r.deliverTooLarge(ev, len(data))
+	}
+	if err != nil {
 		r.node.log.Warn("sending a stream event failed", "stream", ev.Stream.String(), "err", err)
 		return false
 	}

@@ -35,6 +35,9 @@ type Stats struct {
 	WriteFailures        int64 // event log and state writes that failed (they are not waited for)
 	GoneStreams          int64 // sessions told that a stream they sent an event to is not held here
 	ForeignEvents        int64 // stream events dropped for coming from another session than their stream's
+	ChunkedOut           int64 // messages sent to other nodes in chunks (larger than one NATS message)
+	ChunkedIn            int64 // messages received in chunks and put together
+	PartialsDropped      int64 // messages received in chunks and dropped before they were whole
 }
 
 // Stats returns the router's counters.
@@ -47,5 +50,6 @@ func (r *Router) Stats() Stats {
 		EventsLogged: r.stats.logged.Load(), EventsRestored: r.stats.restored.Load(), EventBatches: r.node.evw.written.Load(),
 		WriteFailures: r.node.asyncFailures.Load(),
 		GoneStreams:   r.stats.goneStreams.Load(), ForeignEvents: r.streams.ForeignEvents(),
+		ChunkedOut: r.chunks.sent.Load(), ChunkedIn: r.chunks.received.Load(), PartialsDropped: r.chunks.dropped.Load(),
 	}
 }

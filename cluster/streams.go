@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -89,4 +91,28 @@ func (r *Router) goBackground(fn func()) bool {
 		fn()
 	}()
 	return true
+}
+
+// deliverTooLarge stands in for event ev, of size bytes encoded, which is
+// too large to reach the node that holds its stream: a response becomes a
+// JSON-RPC error for its request, which ends the stream; anything else
+// ends the stream (the client may resume it from the session's log). It
+// reports the event refused: the session stops using the stream, as for
+// a stream that refuses a frame.
+func (r *Router) deliverTooLarge(ev messages.StreamEvent, size int) bool {
+	r.node.log.Warn("a stream event is too large to send to the node that holds its stream",
+		"stream", ev.Stream.String(), "bytes", size, "max", r.node.opts.MaxMessageBytes)
+	stand := messages.StreamEvent{Stream: ev.Stream, Session: ev.Session, Signal: messages.SignalClosed}
+	if ev.Signal == messages.SignalFrame && ev.Frame.End {
+		if m, derr := messages.Decode(ev.Frame.Data); derr == nil && (m.Kind() == messages.KindResponse || m.Kind() == messages.KindError) {
+			stand = messages.StreamEvent{Stream: ev.Stream, Session: ev.Session, Frame: messages.Frame{End: true,
+				Data: messages.EncodeError(m.ID, messages.Errorf(messages.CodeInternalError,
+					"the response is %d bytes: more than the %d bytes one node of the cluster may send another", size, r.node.opts.MaxMessageBytes)),
+			}}
+		}
+	}
+	if data, err := messages.EncodeStreamEvent(stand); err == nil {
+		_ = r.chunks.publish(&nats.Msg{Subject: r.node.subj.stream(ev.Stream.Node), Data: data})
+	}
+	return false
 }

@@ -79,6 +79,11 @@ type Meta struct {
 // longer. Transports answer it as they answer an unknown session ID (404).
 var ErrSessionNotFound = errors.New("router: session not found")
 
+// ErrMessageTooLarge is returned, wrapped with the sizes, by Deliver for a
+// message too large to reach its session (a cluster bounds what one node
+// sends another). Transports answer it as a body too large (413).
+var ErrMessageTooLarge = errors.New("router: message too large to reach its session")
+
 // ErrDraining is returned by Open while the node shuts down (503).
 var ErrDraining = errors.New("router: the node is draining")
 
