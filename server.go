@@ -34,7 +34,10 @@ type Options struct {
 	Logger *slog.Logger
 	// PageSize is the number of items per page of a list (default 100).
 	PageSize int
-	// Limits bound each session.
+	// Limits bound each session. In a cluster (JoinCluster),
+	// Limits.MaxStateBytes is at most what one durable write carries
+	// (cluster.Router.MaxStateBytes): PutData refuses a value that would
+	// make a session's State larger.
 	Limits session.Limits
 	// Observer is told what sessions do, for metrics (see package metrics);
 	// nil ignores it.
@@ -194,6 +197,11 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	}
 	s.local, s.router, s.cluster, s.state = local, rt, rt, rt
 	s.cfg.Streams = rt
+	// A session's durable State is one NATS message: PutData refuses what
+	// would not fit.
+	if max := rt.MaxStateBytes(); max > 0 && (s.cfg.Limits.MaxStateBytes <= 0 || s.cfg.Limits.MaxStateBytes > max) {
+		s.cfg.Limits.MaxStateBytes = max
+	}
 	s.cfg.Persist = rt.Persist
 	s.cfg.Mark = s.catalogMark
 	s.cfg.CatchUp = s.catchUp
@@ -205,7 +213,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 				Takeovers: st.Takeovers, HopTime: st.HopTime, LeaseRenewals: st.LeaseRenewals, LeaseRenewalFailures: st.LeaseRenewalFailures,
 				EventsLogged: st.EventsLogged, EventsRestored: st.EventsRestored, EventBatches: st.EventBatches, WriteFailures: st.WriteFailures,
 				GoneStreams: st.GoneStreams, ForeignEvents: st.ForeignEvents,
-				ChunkedOut: st.ChunkedOut, ChunkedIn: st.ChunkedIn, PartialsDropped: st.PartialsDropped}
+				ChunkedOut: st.ChunkedOut, ChunkedIn: st.ChunkedIn, PartialsDropped: st.PartialsDropped, EventsTooLarge: st.EventsTooLarge}
 		})
 	}
 	rt.WatchCatalog(s.applyState)

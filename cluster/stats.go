@@ -38,6 +38,7 @@ type Stats struct {
 	ChunkedOut           int64 // messages sent to other nodes in chunks (larger than one NATS message)
 	ChunkedIn            int64 // messages received in chunks and put together
 	PartialsDropped      int64 // messages received in chunks and dropped before they were whole
+	EventsTooLarge       int64 // events left out of the event log for being larger than one JetStream message
 }
 
 // Stats returns the router's counters.
@@ -51,5 +52,6 @@ func (r *Router) Stats() Stats {
 		WriteFailures: r.node.asyncFailures.Load(),
 		GoneStreams:   r.stats.goneStreams.Load(), ForeignEvents: r.streams.ForeignEvents(),
 		ChunkedOut: r.chunks.sent.Load(), ChunkedIn: r.chunks.received.Load(), PartialsDropped: r.chunks.dropped.Load(),
+		EventsTooLarge: r.node.evw.tooLarge.Load(),
 	}
 }

@@ -24,6 +24,7 @@ type ClusterStats struct {
 	ChunkedOut           int64 // messages sent to other nodes in chunks
 	ChunkedIn            int64 // messages received from other nodes in chunks and put together
 	PartialsDropped      int64 // messages received in chunks and dropped before they were whole
+	EventsTooLarge       int64 // events left out of the event log for being larger than one JetStream message
 }
 
 // RegisterCluster registers the metrics of a cluster node with reg, read
@@ -41,6 +42,7 @@ type ClusterStats struct {
 //	mcp_cluster_foreign_stream_events_total
 //	mcp_cluster_chunked_messages_total{direction="out|in"}
 //	mcp_cluster_partial_messages_dropped_total
+//	mcp_cluster_events_too_large_total
 func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 	counter := func(name, help string, labels prometheus.Labels, v func(ClusterStats) float64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
@@ -79,5 +81,7 @@ func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 		counter("mcp_cluster_chunked_messages_total", chunkedHelp, in, func(s ClusterStats) float64 { return float64(s.ChunkedIn) }),
 		counter("mcp_cluster_partial_messages_dropped_total", "Messages received in chunks and dropped before they were whole (a chunk lost, out of order or late; a bound broken).", nil,
 			func(s ClusterStats) float64 { return float64(s.PartialsDropped) }),
+		counter("mcp_cluster_events_too_large_total", "Events left out of the durable event log for being larger than one JetStream message (the owner still replays them from memory).", nil,
+			func(s ClusterStats) float64 { return float64(s.EventsTooLarge) }),
 	)
 }

@@ -156,6 +156,12 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *getRoots, *storeRoots, *addRootsListener, *removeRootsListener, *rootsListenersDone:
 		a.receiveRoots(m.(internalMessage))
 	case *dataOp:
+		if m.op == dataPut && a.lim.MaxStateBytes > 0 {
+			if err := a.stateFits(m.key, m.value); err != nil {
+				m.reply <- dataReply{err: err}
+				return
+			}
+		}
 		if a.data.apply(m, a.lim) {
 			a.persist()
 		}
