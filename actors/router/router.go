@@ -39,8 +39,10 @@ type Router interface {
 	// does for a session on another node, whose every routed message
 	// carries the principal for the owner to check the same way.
 	Check(ctx context.Context, id, principal string) error
-	// Deliver hands m to session id, or fails with ErrSessionNotFound.
-	// What the session answers goes to the streams m names.
+	// Deliver hands m to session id, or fails with ErrSessionNotFound (or,
+	// from a router that carries messages between nodes, with
+	// ErrMessageTooLarge). What the session answers goes to the streams m
+	// names.
 	Deliver(ctx context.Context, id string, m messages.ActorMessage) error
 	// DeliverStream hands ev to the stream it names, on whichever node
 	// holds it, and reports whether it was taken (see session.Streams).
