@@ -34,7 +34,10 @@ type Options struct {
 	Logger *slog.Logger
 	// PageSize is the number of items per page of a list (default 100).
 	PageSize int
-	// Limits bound each session.
+	// Limits bound each session. In a cluster (JoinCluster),
+	// Limits.MaxStateBytes is at most what one durable write carries
+	// (cluster.Router.MaxStateBytes): PutData refuses a value that would
+	// make a session's State larger.
 	Limits session.Limits
 	// Observer is told what sessions do, for metrics (see package metrics);
 	// nil ignores it.
@@ -203,6 +206,11 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 			rt.SetRecordTTL(2 * idle)
 		}
 	}
+	// A session's durable State is one NATS message: PutData refuses what
+	// would not fit.
+	if max := rt.MaxStateBytes(); max > 0 && (s.cfg.Limits.MaxStateBytes <= 0 || s.cfg.Limits.MaxStateBytes > max) {
+		s.cfg.Limits.MaxStateBytes = max
+	}
 	s.cfg.Mark = s.catalogMark
 	s.cfg.CatchUp = s.catchUp
 	s.cfg.Journal = rt.Journal
@@ -212,7 +220,9 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 			return metrics.ClusterStats{Routed: st.Routed, Received: st.Received, FramesOut: st.FramesOut, FramesIn: st.FramesIn,
 				Takeovers: st.Takeovers, HopTime: st.HopTime, LeaseRenewals: st.LeaseRenewals, LeaseRenewalFailures: st.LeaseRenewalFailures,
 				EventsLogged: st.EventsLogged, EventsRestored: st.EventsRestored, EventBatches: st.EventBatches, WriteFailures: st.WriteFailures,
-				Unacknowledged: st.Unacknowledged, NATSErrors: st.NATSErrors, Acting: st.Acting}
+				Unacknowledged: st.Unacknowledged, NATSErrors: st.NATSErrors, Acting: st.Acting,
+				GoneStreams: st.GoneStreams, ForeignEvents: st.ForeignEvents,
+				ChunkedOut: st.ChunkedOut, ChunkedIn: st.ChunkedIn, PartialsDropped: st.PartialsDropped, EventsTooLarge: st.EventsTooLarge}
 		})
 	}
 	rt.WatchCatalog(s.applyState)

@@ -110,5 +110,5 @@ func (r *Router) unacknowledged(rs *remoteStream) {
 		r.redeliver(rs, errNoOwner)
 		return
 	}
-	r.endRequest(rs.req.Stream, rs.reqID, "the session's node ("+rs.owner+") did not take the request in time; send it again")
+	r.endRequest(rs.req.Stream, rs.session, rs.reqID, "the session's node ("+rs.owner+") did not take the request in time; send it again")
 }

@@ -40,37 +40,62 @@ func (r *Router) sendAsync(owner, id string, m *messages.HandleRequest) error {
 	msg := nats.NewMsg(r.node.subj.session(owner))
 	msg.Header.Set(headerSession, id)
 	msg.Header.Set(headerOp, opAsync)
-	msg.Reply = r.asyncReply + strconv.FormatUint(m.Stream.N, 10)
+	msg.Reply = r.asyncReply + asyncToken(m.Stream)
 	msg.Data = data
 	r.track(owner, id, m) // first: a complaint finds it
 	r.stats.routed.Add(1)
-	if err := r.node.nc.PublishMsg(msg); err != nil {
+	if err := r.chunks.publish(msg); err != nil {
 		r.remote.Delete(m.Stream)
 		return err
 	}
 	return nil
 }
 
+// asyncToken is the last token of the reply subject of a request whose
+// stream is sid: "<boot>-<n>", the boot in hex, so that a complaint about
+// a request sent before this node restarted matches no stream of this run.
+func asyncToken(sid messages.StreamID) string {
+	return strconv.FormatUint(sid.Boot, 16) + "-" + strconv.FormatUint(sid.N, 10)
+}
+
+// asyncStream reads the stream of this node's run that a reply subject
+// names (asyncToken); false for another run's, or a subject not of ours.
+func (r *Router) asyncStream(subject string) (messages.StreamID, bool) {
+	boot, n, ok := strings.Cut(subject[strings.LastIndexByte(subject, '.')+1:], "-")
+	if !ok {
+		return messages.StreamID{}, false
+	}
+	b, err := strconv.ParseUint(boot, 16, 64)
+	if err != nil || b != r.streams.Boot() {
+		return messages.StreamID{}, false
+	}
+	sid := messages.StreamID{Node: r.node.ID(), Boot: b}
+	if sid.N, err = strconv.ParseUint(n, 10, 64); err != nil {
+		return messages.StreamID{}, false
+	}
+	return sid, true
+}
+
 // onAsyncReply handles the owner's answer to a request sent without
 // waiting: an acknowledgement, or a complaint.
 func (r *Router) onAsyncReply(reply *nats.Msg) {
-	n, err := strconv.ParseUint(reply.Subject[strings.LastIndexByte(reply.Subject, '.')+1:], 10, 64)
-	if err != nil {
+	sid, ok := r.asyncStream(reply.Subject)
+	if !ok {
 		return
 	}
-	stream := messages.StreamID{Node: r.node.ID(), N: n}
-	v, ok := r.remote.Load(stream)
+	v, ok := r.remote.Load(sid)
 	if !ok {
-		return // the stream is done, or was taken care of
+		return // the sid is done, or was taken care of
 	}
 	rs := v.(*remoteStream)
-	if err = replyErr(reply); err == nil {
+	err := replyErr(reply)
+	if err == nil {
 		if rs.req != nil {
-			r.accepted(stream, rs)
+			r.accepted(sid, rs)
 		}
 		return
 	}
-	if rs.req == nil || !r.remote.CompareAndDelete(stream, v) {
+	if rs.req == nil || !r.remote.CompareAndDelete(sid, v) {
 		return // accepted before: a late complaint about nothing
 	}
 	r.node.log.Debug("a request sent without waiting was not delivered", "session", rs.session, "owner", rs.owner, "err", err)
@@ -91,9 +116,9 @@ func (r *Router) redeliver(rs *remoteStream, err error) {
 	switch {
 	case err == nil:
 	case errors.Is(err, router.ErrSessionNotFound):
-		r.streams.Deliver(messages.StreamEvent{Stream: rs.req.Stream, Signal: messages.SignalNotFound})
+		r.streams.Deliver(messages.StreamEvent{Stream: rs.req.Stream, Session: rs.session, Signal: messages.SignalNotFound})
 	default:
-		r.endRequest(rs.req.Stream, rs.reqID, fmt.Sprintf("the session could not be reached (%v); send the request again", err))
+		r.endRequest(rs.req.Stream, rs.session, rs.reqID, fmt.Sprintf("the session could not be reached (%v); send the request again", err))
 	}
 }
 

@@ -39,7 +39,9 @@ type eventWriter struct {
 	pending []*nats.Msg
 	lost    bool // the node was killed: nothing more is written
 
-	written atomic.Int64 // batches written: the last batch's ID, and metrics
+	written  atomic.Int64 // batches written: the last batch's ID, and metrics
+	tooLarge atomic.Int64 // events left out for being larger than one durable write
+	warned   atomic.Bool  // tooLarge was logged
 }
 
 // Bounds of the event log's writer.
@@ -53,8 +55,18 @@ func newEventWriter(n *Node) *eventWriter {
 	return &eventWriter{node: n, wake: make(chan struct{}, 1), full: make(chan struct{}, 1), prefix: randomID(8) + "."}
 }
 
-// enqueue queues m for the log.
+// enqueue queues m for the log. An event larger than one durable write
+// (sizes.go) is left out, alone: in a batch it would fail every event of
+// the batch, other sessions' too.
 func (w *eventWriter) enqueue(m *nats.Msg) {
+	if max := w.node.maxDurable(); len(m.Data) > max {
+		w.tooLarge.Add(1)
+		if !w.warned.Swap(true) {
+			w.node.log.Warn("an event larger than one JetStream message is left out of the event log (warned once; counted in mcp_cluster_events_too_large_total)",
+				"bytes", len(m.Data), "max", max)
+		}
+		return
+	}
 	w.mu.Lock()
 	if w.lost {
 		w.mu.Unlock()

@@ -91,6 +91,16 @@ type Options struct {
 	// means DefaultEventDelay; a negative delay writes each batch at once.
 	EventDelay time.Duration
 
+	// MaxMessageBytes bounds a message one node sends another: a client's
+	// request or answer to a server-to-client request, a frame of a
+	// result (default DefaultMaxMessageBytes). A message larger than the
+	// NATS server's max payload (1 MiB unless its operator set another)
+	// crosses in chunks; one larger than MaxMessageBytes does not cross
+	// (a request gets 413, a response a JSON-RPC error). It also bounds
+	// what a node holds of messages being put together: four times it.
+	// Keep it above the HTTP endpoint's largest body.
+	MaxMessageBytes int
+
 	// Logger receives the node's log (every line names the node); nil
 	// means slog.Default().
 	Logger *slog.Logger
@@ -107,6 +117,10 @@ const DefaultLeaseTTL = 15 * time.Second
 // round trip from about 1 to about 0.27, and the cluster's CPU per round
 // trip by about a fifth (bench/README.md).
 const DefaultEventDelay = 20 * time.Millisecond
+
+// DefaultMaxMessageBytes is Options.MaxMessageBytes by default: well above
+// the HTTP endpoint's largest body by default (4 MiB).
+const DefaultMaxMessageBytes = 64 << 20
 
 // ErrInvalidOptions is returned, wrapped with the reason, by Start for
 // options that cannot work.
@@ -191,6 +205,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.EventDelay == 0 {
 		o.EventDelay = DefaultEventDelay
+	}
+	if o.MaxMessageBytes < 0 {
+		return o, fmt.Errorf("%w: the largest message must be positive", ErrInvalidOptions)
+	}
+	if o.MaxMessageBytes == 0 {
+		o.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	if o.DataDir == "" && len(o.URLs) == 0 {
 		base, err := os.UserCacheDir()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,10 @@ type Router struct {
 	lookups    singleflight.Group // locate, one lookup per session at once
 	lookupJobs chan lookupJob     // routed messages for sessions not here, for the lookup workers
 	recordTTL  atomic.Int64       // SetRecordTTL
+
+	detaching   sync.Map     // messages.StreamID → struct{}: gone streams being reported (streams.go)
+	goneReports atomic.Int32 // reports of gone streams in flight
+	chunks      *chunker     // every routed publish, and the subscriptions' reassembly (chunks.go)
 
 	asyncReply string             // prefix of the reply subjects of requests sent without waiting (async.go)
 	ctx        context.Context    // ends at Close: the work the router starts
@@ -98,8 +103,9 @@ func NewRouter(node *Node, local *router.Local) (*Router, error) {
 	r := &Router{node: node, local: local, streams: local.Streams(), asyncReply: node.subj.async(node.ID()),
 		lookupJobs: make(chan lookupJob, lookupQueue)}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.chunks = newChunker(node.nc, node.log, node.ID()+"."+strconv.FormatUint(r.streams.Boot(), 16)+".", node.opts.MaxMessageBytes)
 	local.SetSessionIDs(func() string { return node.ID() + "." + router.NewSessionID() })
-	sub, err := node.nc.Subscribe(node.subj.session(node.ID()), r.onSession)
+	sub, err := r.chunks.subscribe(node.subj.session(node.ID()), r.onSession)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: subscribing to the node's sessions: %w", err)
 	}
@@ -109,7 +115,7 @@ func NewRouter(node *Node, local *router.Local) (*Router, error) {
 		return nil, fmt.Errorf("cluster: subscribing to the node's replies: %w", err)
 	}
 	r.subs = append(r.subs, sub)
-	sub, err = node.nc.Subscribe(node.subj.stream(node.ID()), r.onStream)
+	sub, err = r.chunks.subscribe(node.subj.stream(node.ID()), r.onStream)
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("cluster: subscribing to the node's streams: %w", err)
@@ -208,6 +214,7 @@ func (r *Router) Close() {
 	for _, s := range r.subs {
 		_ = s.Unsubscribe()
 	}
+	r.chunks.close()
 	r.node.mu.Lock() // no redelivery starts from now on (async.go)
 	r.node.mu.Unlock()
 	r.cancel()
@@ -303,7 +310,7 @@ func (r *Router) request(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) 
 	defer cancel()
 	r.stats.routed.Add(1)
 	start := time.Now()
-	reply, err := r.node.nc.RequestMsgWithContext(rctx, msg)
+	reply, err := r.chunks.request(rctx, msg)
 	r.stats.hop(time.Since(start))
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) || (ctx.Err() == nil && rctx.Err() != nil) {
@@ -530,23 +537,6 @@ func (r *Router) respondMoved(msg *nats.Msg, owner string) {
 	_ = msg.RespondMsg(reply)
 }
 
-// goBackground runs fn on a goroutine Close waits for, unless the router
-// is closed (false).
-func (r *Router) goBackground(fn func()) bool {
-	r.node.mu.Lock()
-	if r.closed.Load() {
-		r.node.mu.Unlock()
-		return false
-	}
-	r.bg.Add(1) // under the lock: Close waits after it looked
-	r.node.mu.Unlock()
-	go func() {
-		defer r.bg.Done()
-		fn()
-	}()
-	return true
-}
-
 // unavailable marks a failure to reach a session that exists, or may, as
 // router.ErrUnavailable (503: the client tries again); "no such session"
 // stays as it is (404).
@@ -588,7 +578,8 @@ var errForeign = fmt.Errorf("%w: another principal's", router.ErrSessionNotFound
 
 // DeliverStream implements router.Router and session.Streams. An event for
 // another node's stream is published to that node: it is reported taken,
-// and the holder tells the session if the stream turns out to be gone.
+// and the holder tells the session if the stream turns out to be gone
+// (streams.go).
 func (r *Router) DeliverStream(ev messages.StreamEvent) bool {
 	if r.fenced() {
 		var ok bool
@@ -605,7 +596,11 @@ func (r *Router) DeliverStream(ev messages.StreamEvent) bool {
 		r.node.log.Error("encoding a stream event failed", "stream", ev.Stream.String(), "err", err)
 		return false
 	}
-	if err := r.node.nc.Publish(r.node.subj.stream(ev.Stream.Node), data); err != nil {
+	err = r.chunks.publish(&nats.Msg{Subject: r.node.subj.stream(ev.Stream.Node), Data: data})
+	if errors.Is(err, router.ErrMessageTooLarge) {
+		return r.deliverTooLarge(ev, len(data))
+	}
+	if err != nil {
 		r.node.log.Warn("sending a stream event failed", "stream", ev.Stream.String(), "err", err)
 		return false
 	}
@@ -613,7 +608,7 @@ func (r *Router) DeliverStream(ev messages.StreamEvent) bool {
 	return true
 }
 
-// onStream receives an event for one of this node's streams.
+// onStream receives an event for one of this node's streams (streams.go).
 func (r *Router) onStream(msg *nats.Msg) {
 	ev, err := messages.DecodeStreamEvent(msg.Data)
 	if err != nil {
@@ -622,7 +617,7 @@ func (r *Router) onStream(msg *nats.Msg) {
 	}
 	r.stats.framesIn.Add(1)
 	r.heard(ev.Stream)
-	r.streams.Deliver(ev)
+	r.onStreamEvent(ev)
 }
 
 // fencedEvent is what a node whose lease may have lapsed sends in place of

@@ -16,6 +16,8 @@ type stats struct {
 	logged    atomic.Int64 // events appended to the event log
 	restored  atomic.Int64 // events read back from it for sessions taken over
 	unacked   atomic.Int64 // requests sent from here that no acknowledgement reached in time
+
+	goneStreams atomic.Int64 // sessions told that a stream they sent to is not held here (streams.go)
 }
 
 func (s *stats) hop(d time.Duration) { s.hopNanos.Add(int64(d)) }
@@ -35,6 +37,12 @@ type Stats struct {
 	Unacknowledged       int64 // routed requests that no acknowledgement reached in time (acks.go)
 	NATSErrors           int64 // asynchronous NATS errors: slow consumers, dropped messages
 	Acting               bool  // the node acts for its sessions: its lease is surely alive
+	GoneStreams          int64 // sessions told that a stream they sent an event to is not held here
+	ForeignEvents        int64 // stream events dropped for coming from another session than their stream's
+	ChunkedOut           int64 // messages sent to other nodes in chunks (larger than one NATS message)
+	ChunkedIn            int64 // messages received in chunks and put together
+	PartialsDropped      int64 // messages received in chunks and dropped before they were whole
+	EventsTooLarge       int64 // events left out of the event log for being larger than one JetStream message
 }
 
 // Stats returns the router's counters.
@@ -47,5 +55,8 @@ func (r *Router) Stats() Stats {
 		EventsLogged: r.stats.logged.Load(), EventsRestored: r.stats.restored.Load(), EventBatches: r.node.evw.written.Load(),
 		WriteFailures: r.node.asyncFailures.Load(), Unacknowledged: r.stats.unacked.Load(),
 		NATSErrors: r.node.natsErrors.Load(), Acting: r.node.Standalone() || r.node.acting(),
+		GoneStreams: r.stats.goneStreams.Load(), ForeignEvents: r.streams.ForeignEvents(),
+		ChunkedOut: r.chunks.sent.Load(), ChunkedIn: r.chunks.received.Load(), PartialsDropped: r.chunks.dropped.Load(),
+		EventsTooLarge: r.node.evw.tooLarge.Load(),
 	}
 }

@@ -5,7 +5,7 @@ package cluster
 //
 //	mcpx.<cluster>.node.<node>.session   actor messages for the sessions <node> owns (request-reply)
 //	mcpx.<cluster>.node.<node>.stream    stream events for the streams <node> holds
-//	mcpx.<cluster>.node.<node>.async.<n> complaints about requests sent without waiting (async.go)
+//	mcpx.<cluster>.node.<node>.async.<boot>-<n>  complaints about requests sent without waiting (async.go)
 //	mcpx.<cluster>.events.<session>      a session's event log (the JetStream stream mcpx_<cluster>_events)
 //	mcpx_<cluster>_sessions, _nodes, _catalog   JetStream buckets
 type subjects struct {
@@ -21,7 +21,7 @@ func newSubjects(cluster string) subjects {
 func (s subjects) session(node string) string { return s.prefix + "node." + node + ".session" }
 
 // async is the prefix of the reply subjects of the requests node sends
-// without waiting (a stream number follows).
+// without waiting (the request's stream, as "<boot>-<n>", follows).
 func (s subjects) async(node string) string { return s.prefix + "node." + node + ".async." }
 
 // stream is the subject of stream events for node's streams.

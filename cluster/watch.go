@@ -89,9 +89,9 @@ func (r *Router) ownerLost(owner string) {
 			// Not accepted by the lost node: delivered after a takeover.
 			r.goBackground(func() { r.redeliver(rs, errNoOwner) })
 		} else if !rs.reqID.IsZero() {
-			r.endRequest(sid, rs.reqID, fmt.Sprintf("the node running this request (%s) was lost before it answered; send the request again", owner))
+			r.endRequest(sid, rs.session, rs.reqID, fmt.Sprintf("the node running this request (%s) was lost before it answered; send the request again", owner))
 		} else {
-			r.streams.Deliver(messages.StreamEvent{Stream: sid, Signal: messages.SignalClosed})
+			r.streams.Deliver(messages.StreamEvent{Stream: sid, Session: rs.session, Signal: messages.SignalClosed})
 		}
 		n++
 		return true
@@ -101,10 +101,10 @@ func (r *Router) ownerLost(owner string) {
 	}
 }
 
-// endRequest ends stream, held here, of the request id, with a JSON-RPC
-// error (-32603) saying why it was not answered.
-func (r *Router) endRequest(stream messages.StreamID, id messages.ID, why string) {
-	r.streams.Deliver(messages.StreamEvent{Stream: stream, Frame: messages.Frame{
+// endRequest ends stream, held here, of the request id of session, with a
+// JSON-RPC error (-32603) saying why it was not answered.
+func (r *Router) endRequest(stream messages.StreamID, session string, id messages.ID, why string) {
+	r.streams.Deliver(messages.StreamEvent{Stream: stream, Session: session, Frame: messages.Frame{
 		Data: messages.EncodeError(id, messages.Errorf(messages.CodeInternalError, "%s", why)),
 		End:  true,
 	}})

@@ -56,7 +56,7 @@ func newClient(rts []router.Router, home int, id string, cfg clientConfig) *Clie
 		ended:    make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.sid = c.rt.Streams().Register(&streamSink{c: c, rt: c.rt, standalone: true})
+	c.sid = c.rt.Streams().Register(c.id, &streamSink{c: c, rt: c.rt, standalone: true})
 	if c.rt.Deliver(context.Background(), c.id, &messages.AttachStream{Principal: cfg.principal, Stream: c.sid}) != nil {
 		c.endOnce.Do(func() { close(c.ended) })
 	}
@@ -69,7 +69,7 @@ func newClient(rts []router.Router, home int, id string, cfg clientConfig) *Clie
 // last one ended (its node was lost, say).
 func (c *Client) Reattach() error {
 	rt := c.via()
-	sid := rt.Streams().Register(&streamSink{c: c, rt: rt, standalone: true})
+	sid := rt.Streams().Register(c.id, &streamSink{c: c, rt: rt, standalone: true})
 	if err := rt.Deliver(context.Background(), c.id, &messages.AttachStream{Principal: c.cfg.principal, Stream: sid}); err != nil {
 		rt.Streams().Unregister(sid)
 		return err
@@ -112,7 +112,7 @@ func (c *Client) send(m messages.ActorMessage) { _ = c.via().Deliver(context.Bac
 // with Stream set to stream, on a stream of the node it goes through.
 func (c *Client) request(m *messages.Message, stream string) {
 	rt := c.via()
-	sid := rt.Streams().Register(&streamSink{c: c, rt: rt, stream: stream})
+	sid := rt.Streams().Register(c.id, &streamSink{c: c, rt: rt, stream: stream})
 	if rt.Deliver(context.Background(), c.id, &messages.HandleRequest{Principal: c.cfg.principal, Msg: m, Stream: sid}) != nil {
 		rt.Streams().Unregister(sid)
 	}

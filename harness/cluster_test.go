@@ -100,7 +100,7 @@ func TestClusterPrincipal(t *testing.T) {
 	// delivery's ErrSessionNotFound and for a stream told SignalNotFound.
 	outcome := func(rt router.Router, id string, m func(sid messages.StreamID) messages.ActorMessage) string {
 		q := router.NewQueue(ctx, 4, nil)
-		sid := rt.Streams().Register(q)
+		sid := rt.Streams().Register(id, q)
 		defer rt.Streams().Unregister(sid)
 		if err := rt.Deliver(ctx, id, m(sid)); err != nil {
 			if errors.Is(err, router.ErrSessionNotFound) {

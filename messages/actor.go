@@ -15,24 +15,36 @@ import (
 // answer, a GET's event stream), or the reader of a stdio or harness
 // session. The node that holds the connection registers the stream under
 // this ID, and a session addresses its frames to it; see StreamEvent.
+//
+// An ID is never given twice, not even by a node that restarted under
+// the same name: Boot is drawn at random for each run of a node's stream
+// registry, and N counts up within it. A frame addressed to a stream of
+// an earlier run finds no stream, rather than another client's.
 type StreamID struct {
 	// Node is the node that holds the stream ("" in a process that is no
 	// cluster node).
 	Node string
-	// N is the stream's number on its node; 0 is no stream.
+	// Boot names the run of the node's stream registry that gave the ID:
+	// random, never 0 for an ID a registry gave.
+	Boot uint64
+	// N is the stream's number within its node's run; 0 is no stream.
 	N uint64
 }
 
 // IsZero reports whether id names no stream.
 func (id StreamID) IsZero() bool { return id.N == 0 }
 
-// String returns "node/N", or "N" without a node.
+// String returns "node/boot/N" (boot in hex), leaving out an empty node
+// and a zero boot.
 func (id StreamID) String() string {
-	n := strconv.FormatUint(id.N, 10)
-	if id.Node == "" {
-		return n
+	s := strconv.FormatUint(id.N, 10)
+	if id.Boot != 0 {
+		s = strconv.FormatUint(id.Boot, 16) + "/" + s
 	}
-	return id.Node + "/" + n
+	if id.Node != "" {
+		s = id.Node + "/" + s
+	}
+	return s
 }
 
 // Frame is one message from a session to its client, already encoded.
@@ -104,8 +116,11 @@ func (s StreamSignal) Ends() bool { return s > SignalResumed }
 // session sent them.
 type StreamEvent struct {
 	Stream StreamID
-	Signal StreamSignal
-	Frame  Frame // with SignalFrame
+	// Session is the session that sends the event: a stream takes events
+	// only from the session it was registered for.
+	Session string
+	Signal  StreamSignal
+	Frame   Frame // with SignalFrame
 }
 
 // ActorMessage is the sealed set of messages a session actor accepts from
@@ -150,7 +165,9 @@ type AttachStream struct {
 	LastEventID string
 }
 
-// DetachStream tells the session that Stream's connection is gone. The
+// DetachStream tells the session that Stream's connection is gone: its
+// transport saw the client go, or the node named in Stream got a frame
+// for it and holds no such stream (any more: it restarted, say). The
 // stream it carried stays resumable; nothing is cancelled.
 type DetachStream struct{ Stream StreamID }
 

@@ -34,9 +34,13 @@ import (
 //	11 signal       varint  StreamEvent.Signal
 //	12 event id     bytes   Frame.EventID
 //	13 end          varint  Frame.End (0 or 1)
+//	14 stream boot  varint  Stream.Boot
+//	15 session      bytes   StreamEvent.Session
 //
-// An actor message has no signal, event id or end; a stream event has only
-// fields 3, 4 and 11, and 10, 12 and 13 for SignalFrame. A frame's payload
+// An actor message has no signal, event id, end or session; a stream event
+// has only fields 3, 4, 14, 15 and 11, and 10, 12 and 13 for SignalFrame.
+// (Fields 14 and 15 came after the rest: an encoding without them has a
+// zero boot and no session, which a stream registry refuses.) A frame's payload
 // is absent for a priming event and otherwise never empty. Payloads and
 // strings are bytes as they are: the JSON-RPC message inside is decoded as
 // on the wire (Decode) at the receiver, and nothing else is scanned or
@@ -67,7 +71,8 @@ func EncodeActorMessage(m ActorMessage) ([]byte, error) {
 	var err error
 	switch m := m.(type) {
 	case *HandleRequest:
-		e.typ, e.principal, e.streamNode, e.streamN = typeHandleRequest, m.Principal, m.Stream.Node, m.Stream.N
+		e.typ, e.principal = typeHandleRequest, m.Principal
+		e.setStream(m.Stream)
 		e.payload, err = encodeMsg(m.Msg)
 	case *HandleNotification:
 		e.typ, e.principal = typeHandleNotification, m.Principal
@@ -76,10 +81,11 @@ func EncodeActorMessage(m ActorMessage) ([]byte, error) {
 		e.typ, e.principal = typeDeliverResponse, m.Principal
 		e.payload, err = encodeMsg(m.Msg)
 	case *AttachStream:
-		e.typ, e.principal, e.streamNode, e.streamN = typeAttachStream, m.Principal, m.Stream.Node, m.Stream.N
-		e.lastEventID = m.LastEventID
+		e.typ, e.principal, e.lastEventID = typeAttachStream, m.Principal, m.LastEventID
+		e.setStream(m.Stream)
 	case *DetachStream:
-		e.typ, e.streamNode, e.streamN = typeDetachStream, m.Stream.Node, m.Stream.N
+		e.typ = typeDetachStream
+		e.setStream(m.Stream)
 	case *NotifyClient:
 		if len(m.Data) == 0 {
 			return nil, fmt.Errorf("%w: notifyClient without data", ErrBadEncoding)
@@ -159,7 +165,8 @@ func EncodeStreamEvent(ev StreamEvent) ([]byte, error) {
 	if ev.Signal > SignalNotFound {
 		return nil, fmt.Errorf("%w: unknown signal %d", ErrBadEncoding, ev.Signal)
 	}
-	e := envelope{streamNode: ev.Stream.Node, streamN: ev.Stream.N, signal: uint64(ev.Signal)}
+	e := envelope{session: ev.Session, signal: uint64(ev.Signal)}
+	e.setStream(ev.Stream)
 	if ev.Signal == SignalFrame {
 		if ev.Frame.Data != nil && len(ev.Frame.Data) == 0 {
 			return nil, fmt.Errorf("%w: empty frame data", ErrBadEncoding)
@@ -189,7 +196,7 @@ func (e *envelope) streamEvent() (StreamEvent, error) {
 	if e.signal > uint64(SignalNotFound) {
 		return StreamEvent{}, fmt.Errorf("%w: unknown signal %d", ErrBadEncoding, e.signal)
 	}
-	ev := StreamEvent{Stream: e.stream(), Signal: StreamSignal(e.signal)}
+	ev := StreamEvent{Stream: e.stream(), Session: e.session, Signal: StreamSignal(e.signal)}
 	if ev.Signal == SignalFrame {
 		if e.payload != nil && len(e.payload) == 0 {
 			return StreamEvent{}, fmt.Errorf("%w: empty frame data", ErrBadEncoding)

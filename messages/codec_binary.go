@@ -34,8 +34,10 @@ const (
 	fieldSignal      protowire.Number = 11
 	fieldEventID     protowire.Number = 12
 	fieldEnd         protowire.Number = 13
+	fieldStreamBoot  protowire.Number = 14
+	fieldSession     protowire.Number = 15
 
-	lastField = fieldEnd
+	lastField = fieldSession
 )
 
 // The values of fieldType, one per actor message. 0 is no type.
@@ -66,6 +68,8 @@ type envelope struct {
 	signal      uint64
 	eventID     string
 	end         uint64 // a bool
+	streamBoot  uint64
+	session     string
 }
 
 // field returns a pointer to the field num stands for: a *uint64 for a
@@ -99,11 +103,21 @@ func (e *envelope) field(num protowire.Number) any {
 		return &e.eventID
 	case fieldEnd:
 		return &e.end
+	case fieldStreamBoot:
+		return &e.streamBoot
+	case fieldSession:
+		return &e.session
 	}
 	return nil
 }
 
-func (e *envelope) stream() StreamID { return StreamID{Node: e.streamNode, N: e.streamN} }
+func (e *envelope) stream() StreamID {
+	return StreamID{Node: e.streamNode, Boot: e.streamBoot, N: e.streamN}
+}
+
+func (e *envelope) setStream(id StreamID) {
+	e.streamNode, e.streamBoot, e.streamN = id.Node, id.Boot, id.N
+}
 
 // encode returns the envelope's encoding, in one allocation. It fails only
 // for fields longer than the header can say (4 GiB).

@@ -29,6 +29,8 @@ const (
 	fieldSignal      protowire.Number = 11
 	fieldEventID     protowire.Number = 12
 	fieldEnd         protowire.Number = 13
+	fieldStreamBoot  protowire.Number = 14
+	fieldSession     protowire.Number = 15
 )
 
 // envelopeOf is the binary envelope of fields: the format marker, their

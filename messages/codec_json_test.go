@@ -15,6 +15,9 @@ import (
 func TestDecodeLegacyActorMessage(t *testing.T) {
 	for _, tc := range goldenActorMessages {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.json == "" {
+				t.Skip("the release before had no such message")
+			}
 			got, err := messages.DecodeActorMessage([]byte(tc.json))
 			require.NoError(t, err)
 			assert.Equal(t, tc.msg(t), got)
@@ -34,6 +37,9 @@ func TestDecodeLegacyActorMessage(t *testing.T) {
 func TestDecodeLegacyStreamEvent(t *testing.T) {
 	for _, tc := range goldenStreamEvents {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.json == "" {
+				t.Skip("the release before had no such event")
+			}
 			got, err := messages.DecodeStreamEvent([]byte(tc.json))
 			require.NoError(t, err)
 			assert.Equal(t, tc.ev, got)

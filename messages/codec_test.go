@@ -24,8 +24,9 @@ func wire(t testing.TB, s string) *messages.Message {
 // message. The encoding is stable (see codec.go): a change of binary is a
 // change of what nodes of different versions say to each other. json is
 // what the release before the binary envelope sent for the same message,
-// which still decodes (codec_json_test.go). Both seed
-// FuzzDecodeActorMessage.
+// which still decodes (codec_json_test.go); it is empty for a message with
+// what that release did not have (a stream's boot, an event's session).
+// Both seed FuzzDecodeActorMessage.
 var goldenActorMessages = []struct {
 	name   string
 	msg    func(testing.TB) messages.ActorMessage
@@ -49,6 +50,24 @@ var goldenActorMessages = []struct {
 			bytesField(fieldPayload, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`),
 		),
 		json: `{"type":"handleRequest","principal":"alice","stream":{"node":"n1","n":7},"msg":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}}`,
+	},
+	{
+		name: "handleRequest with a stream named for life",
+		msg: func(t testing.TB) messages.ActorMessage {
+			return &messages.HandleRequest{
+				Principal: "alice",
+				Msg:       wire(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`),
+				Stream:    messages.StreamID{Node: "n1", Boot: 0x9e3779b97f4a7c15, N: 7},
+			}
+		},
+		binary: envelopeOf(
+			varintField(fieldType, 1),
+			bytesField(fieldPrincipal, "alice"),
+			bytesField(fieldStreamNode, "n1"),
+			varintField(fieldStreamN, 7),
+			bytesField(fieldPayload, `{"jsonrpc":"2.0","id":1,"method":"ping"}`),
+			varintField(fieldStreamBoot, 0x9e3779b97f4a7c15),
+		),
 	},
 	{
 		name: "handleNotification",
@@ -101,6 +120,22 @@ var goldenActorMessages = []struct {
 		},
 		binary: envelopeOf(varintField(fieldType, 5), bytesField(fieldStreamNode, "n1"), varintField(fieldStreamN, 8)),
 		json:   `{"type":"detachStream","stream":{"node":"n1","n":8}}`,
+	},
+	{
+		name: "detachStream named for life",
+		msg: func(testing.TB) messages.ActorMessage {
+			return &messages.DetachStream{Stream: messages.StreamID{Node: "n1", Boot: 1<<64 - 1, N: 8}}
+		},
+		binary: envelopeOf(varintField(fieldType, 5), bytesField(fieldStreamNode, "n1"), varintField(fieldStreamN, 8),
+			varintField(fieldStreamBoot, 1<<64-1)),
+	},
+	{
+		name: "attachStream named for life",
+		msg: func(testing.TB) messages.ActorMessage {
+			return &messages.AttachStream{Principal: "alice", Stream: messages.StreamID{Node: "n1", Boot: 42, N: 8}}
+		},
+		binary: envelopeOf(varintField(fieldType, 4), bytesField(fieldPrincipal, "alice"), bytesField(fieldStreamNode, "n1"),
+			varintField(fieldStreamN, 8), varintField(fieldStreamBoot, 42)),
 	},
 	{
 		name: "notifyClient",
@@ -163,6 +198,26 @@ var goldenStreamEvents = []struct {
 			varintField(fieldEnd, 1),
 		),
 		json: `{"stream":{"node":"n1","n":7},"signal":0,"frame":{"id":"3-2","data":{"jsonrpc":"2.0","id":1,"result":{}},"end":true}}`,
+	},
+	{
+		name: "frame of a session, named for life",
+		ev: messages.StreamEvent{Stream: messages.StreamID{Node: "n1", Boot: 0x9e3779b97f4a7c15, N: 7}, Session: "n2.abc",
+			Frame: messages.Frame{EventID: "3-2", Data: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), End: true}},
+		binary: envelopeOf(
+			bytesField(fieldStreamNode, "n1"),
+			varintField(fieldStreamN, 7),
+			bytesField(fieldPayload, `{"jsonrpc":"2.0","id":1,"result":{}}`),
+			bytesField(fieldEventID, "3-2"),
+			varintField(fieldEnd, 1),
+			varintField(fieldStreamBoot, 0x9e3779b97f4a7c15),
+			bytesField(fieldSession, "n2.abc"),
+		),
+	},
+	{
+		name: "signal of a session, named for life",
+		ev:   messages.StreamEvent{Stream: messages.StreamID{Node: "n1", Boot: 5, N: 7}, Session: "n2.abc", Signal: messages.SignalNotFound},
+		binary: envelopeOf(bytesField(fieldStreamNode, "n1"), varintField(fieldStreamN, 7), varintField(fieldSignal, 5),
+			varintField(fieldStreamBoot, 5), bytesField(fieldSession, "n2.abc")),
 	},
 	{
 		name:   "priming event",
@@ -403,6 +458,9 @@ func TestStreamEventRoundTrip(t *testing.T) {
 		{"empty frame", messages.StreamEvent{Stream: id}},
 		{"frame outside a cluster", messages.StreamEvent{Stream: messages.StreamID{N: 1}, Frame: messages.Frame{Data: data}}},
 		{"frame of the largest stream", messages.StreamEvent{Stream: messages.StreamID{Node: "n", N: 1<<64 - 1}, Frame: messages.Frame{Data: []byte(`null`)}}},
+		{"frame of a session, on a stream of one boot", messages.StreamEvent{Stream: messages.StreamID{Node: "n1", Boot: 1<<64 - 1, N: 2},
+			Session: "n3.s", Frame: messages.Frame{Data: data}}},
+		{"signal of a session", messages.StreamEvent{Stream: messages.StreamID{Node: "n1", Boot: 1, N: 2}, Session: "s", Signal: messages.SignalClosed}},
 		{"attached", messages.StreamEvent{Stream: id, Signal: messages.SignalAttached}},
 		{"resumed", messages.StreamEvent{Stream: id, Signal: messages.SignalResumed}},
 		{"conflict", messages.StreamEvent{Stream: id, Signal: messages.SignalConflict}},
@@ -551,4 +609,18 @@ func normaliseActorMessage(t testing.TB, m messages.ActorMessage) messages.Actor
 		return &n
 	}
 	return m
+}
+
+func TestStreamIDString(t *testing.T) {
+	for _, tc := range []struct {
+		id   messages.StreamID
+		want string
+	}{
+		{messages.StreamID{N: 3}, "3"},
+		{messages.StreamID{Node: "n1", N: 3}, "n1/3"},
+		{messages.StreamID{Boot: 0xbeef, N: 3}, "beef/3"},
+		{messages.StreamID{Node: "n1", Boot: 0xbeef, N: 3}, "n1/beef/3"},
+	} {
+		assert.Equal(t, tc.want, tc.id.String())
+	}
 }

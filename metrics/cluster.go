@@ -22,6 +22,12 @@ type ClusterStats struct {
 	Unacknowledged       int64 // routed requests that no acknowledgement reached in time
 	NATSErrors           int64 // asynchronous NATS errors (slow consumers)
 	Acting               bool  // the node acts for its sessions (its lease is surely alive)
+	GoneStreams          int64 // sessions told that a stream they sent an event to is gone
+	ForeignEvents        int64 // stream events dropped for coming from another session than their stream's
+	ChunkedOut           int64 // messages sent to other nodes in chunks
+	ChunkedIn            int64 // messages received from other nodes in chunks and put together
+	PartialsDropped      int64 // messages received in chunks and dropped before they were whole
+	EventsTooLarge       int64 // events left out of the event log for being larger than one JetStream message
 }
 
 // RegisterCluster registers the metrics of a cluster node with reg, read
@@ -38,6 +44,11 @@ type ClusterStats struct {
 //	mcp_cluster_unacknowledged_requests_total
 //	mcp_cluster_nats_errors_total
 //	mcp_cluster_acting                     (1 while the node's lease is surely alive, else 0)
+//	mcp_cluster_gone_streams_total
+//	mcp_cluster_foreign_stream_events_total
+//	mcp_cluster_chunked_messages_total{direction="out|in"}
+//	mcp_cluster_partial_messages_dropped_total
+//	mcp_cluster_events_too_large_total
 func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 	counter := func(name, help string, labels prometheus.Labels, v func(ClusterStats) float64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
@@ -46,6 +57,7 @@ func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 	out, in := prometheus.Labels{"direction": "out"}, prometheus.Labels{"direction": "in"}
 	const routedHelp = "Messages for sessions routed to (out) or from (in) other nodes."
 	const framesHelp = "Stream events sent to (out) or received from (in) other nodes."
+	const chunkedHelp = "Messages larger than one NATS message, sent to (out) or received from (in) other nodes in chunks."
 	reg.MustRegister(
 		counter("mcp_cluster_routed_messages_total", routedHelp, out, func(s ClusterStats) float64 { return float64(s.Routed) }),
 		counter("mcp_cluster_routed_messages_total", routedHelp, in, func(s ClusterStats) float64 { return float64(s.Received) }),
@@ -79,5 +91,15 @@ func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 				}
 				return 0
 			}),
+		counter("mcp_cluster_gone_streams_total", "Sessions on other nodes told that a stream they sent an event to is no longer held here.", nil,
+			func(s ClusterStats) float64 { return float64(s.GoneStreams) }),
+		counter("mcp_cluster_foreign_stream_events_total", "Stream events dropped for coming from another session than their stream's.", nil,
+			func(s ClusterStats) float64 { return float64(s.ForeignEvents) }),
+		counter("mcp_cluster_chunked_messages_total", chunkedHelp, out, func(s ClusterStats) float64 { return float64(s.ChunkedOut) }),
+		counter("mcp_cluster_chunked_messages_total", chunkedHelp, in, func(s ClusterStats) float64 { return float64(s.ChunkedIn) }),
+		counter("mcp_cluster_partial_messages_dropped_total", "Messages received in chunks and dropped before they were whole (a chunk lost, out of order or late; a bound broken).", nil,
+			func(s ClusterStats) float64 { return float64(s.PartialsDropped) }),
+		counter("mcp_cluster_events_too_large_total", "Events left out of the durable event log for being larger than one JetStream message (the owner still replays them from memory).", nil,
+			func(s ClusterStats) float64 { return float64(s.EventsTooLarge) }),
 	)
 }

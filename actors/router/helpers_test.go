@@ -57,14 +57,17 @@ type hook struct {
 func (h hook) Receive(ev messages.StreamEvent) bool { h.fn(ev); return h.next.Receive(ev) }
 func (h hook) Gone() bool                           { return h.next.Gone() }
 
-// frame is a frame event of stream id carrying the text s.
+// sess is the session the events of frame and signal come from.
+const sess = "n1.s"
+
+// frame is a frame event of session sess for stream id carrying the text s.
 func frame(id messages.StreamID, s string) messages.StreamEvent {
-	return messages.StreamEvent{Stream: id, Frame: messages.Frame{Data: []byte(s)}}
+	return messages.StreamEvent{Stream: id, Session: sess, Frame: messages.Frame{Data: []byte(s)}}
 }
 
-// signal is a signal event of stream id.
+// signal is a signal event of session sess for stream id.
 func signal(id messages.StreamID, sig messages.StreamSignal) messages.StreamEvent {
-	return messages.StreamEvent{Stream: id, Signal: sig}
+	return messages.StreamEvent{Stream: id, Session: sess, Signal: sig}
 }
 
 // newServer returns a server (opts may be nil) that is closed when the
@@ -125,7 +128,7 @@ func roundTrip(t *testing.T, rt router.Router, id, principal string, req *messag
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
 	q := router.NewQueue(ctx, 16, nil)
-	sid := rt.Streams().Register(q)
+	sid := rt.Streams().Register(id, q)
 	defer rt.Streams().Unregister(sid)
 	require.NoError(t, rt.Deliver(ctx, id, &messages.HandleRequest{Principal: principal, Msg: req, Stream: sid}))
 	ev, err := awaitEnd(ctx, q)

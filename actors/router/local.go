@@ -155,7 +155,7 @@ func (l *Local) Deliver(_ context.Context, id string, m messages.ActorMessage) e
 		// already (it ends its streams before it is marked closed) and
 		// refuses this.
 		if sid := streamOf(m); !sid.IsZero() {
-			l.streams.Deliver(messages.StreamEvent{Stream: sid, Signal: messages.SignalNotFound})
+			l.streams.Deliver(messages.StreamEvent{Stream: sid, Session: id, Signal: messages.SignalNotFound})
 		}
 	}
 	return nil

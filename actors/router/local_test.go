@@ -73,7 +73,7 @@ func TestLocalUnknownSession(t *testing.T) {
 			require.ErrorIs(t, rt.Check(ctx, id, ""), router.ErrSessionNotFound)
 
 			q := router.NewQueue(ctx, 4, nil)
-			sid := rt.Streams().Register(q)
+			sid := rt.Streams().Register(id, q)
 			defer rt.Streams().Unregister(sid)
 			err := rt.Deliver(ctx, id, &messages.HandleRequest{Msg: call(1, messages.MethodPing, ""), Stream: sid})
 			require.ErrorIs(t, err, router.ErrSessionNotFound)
@@ -177,13 +177,13 @@ func TestLocalRequestToAClosedSession(t *testing.T) {
 	require.NoError(t, err)
 
 	late := router.NewQueue(ctx, 4, nil)
-	lateID := rt.Streams().Register(late)
+	lateID := rt.Streams().Register(id, late)
 	defer rt.Streams().Unregister(lateID)
 
 	var closeErr, lateErr error
 	var once sync.Once
 	ping := router.NewQueue(ctx, 4, nil)
-	pingID := rt.Streams().Register(hook{next: ping, fn: func(messages.StreamEvent) {
+	pingID := rt.Streams().Register(id, hook{next: ping, fn: func(messages.StreamEvent) {
 		once.Do(func() {
 			closeErr = rt.Deliver(ctx, id, &messages.CloseSession{Reason: "test"})
 			lateErr = rt.Deliver(ctx, id, &messages.HandleRequest{Principal: "alice", Msg: call(2, messages.MethodPing, ""), Stream: lateID})
@@ -201,13 +201,13 @@ func TestLocalRequestToAClosedSession(t *testing.T) {
 
 	ev, err = awaitEnd(ctx, late)
 	require.NoError(t, err)
-	assert.Equal(t, signal(lateID, messages.SignalNotFound), ev)
+	assert.Equal(t, messages.StreamEvent{Stream: lateID, Session: id, Signal: messages.SignalNotFound}, ev)
 
 	// Once it is gone, the router says so itself.
 	err = rt.Check(ctx, id, "alice")
 	require.ErrorIs(t, err, router.ErrSessionNotFound)
 	q := router.NewQueue(ctx, 4, nil)
-	sid := rt.Streams().Register(q)
+	sid := rt.Streams().Register(id, q)
 	defer rt.Streams().Unregister(sid)
 	err = rt.Deliver(ctx, id, &messages.HandleRequest{Principal: "alice", Msg: call(3, messages.MethodPing, ""), Stream: sid})
 	require.ErrorIs(t, err, router.ErrSessionNotFound)
@@ -261,7 +261,7 @@ func TestLocalAnswersEveryRequestWhileClosing(t *testing.T) {
 					n := int64(100 + w*perWorker + i) // unique in the session
 					m := methods[int(n)%len(methods)]
 					q := router.NewQueue(ctx, 16, nil)
-					sid := rt.Streams().Register(q)
+					sid := rt.Streams().Register(id, q)
 					err := rt.Deliver(ctx, id, &messages.HandleRequest{Principal: "alice", Msg: call(n, m.method, m.params), Stream: sid})
 					if delivered.Add(1) == workers*perWorker/2 {
 						close(halfway)
@@ -308,4 +308,33 @@ func TestLocalAnswersEveryRequestWhileClosing(t *testing.T) {
 		assert.Equal(t, workers*perWorker, total, "round %d: %v", round, outcomes)
 		t.Logf("round %d: %v", round, outcomes)
 	}
+}
+
+// TestLocalEventsNameTheirSession: what a session sends its streams names
+// it, and a stream registered for another session takes none of it.
+func TestLocalEventsNameTheirSession(t *testing.T) {
+	srv := newServer(t, nil)
+	rt := srv.Router()
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	id, err := rt.Open(ctx, router.OpenOptions{Principal: "alice"})
+	require.NoError(t, err)
+	other, err := rt.Open(ctx, router.OpenOptions{Principal: "alice"})
+	require.NoError(t, err)
+
+	ev := roundTrip(t, rt, id, "alice", call(1, messages.MethodPing, ""))
+	assert.Equal(t, id, ev.Session)
+
+	// A stream of the other session handed to this one: the answer is
+	// dropped, not written to the other session's client.
+	foreign := rt.Streams().ForeignEvents()
+	q := router.NewQueue(ctx, 4, nil)
+	sid := rt.Streams().Register(other, q)
+	defer rt.Streams().Unregister(sid)
+	require.NoError(t, rt.Deliver(ctx, id, &messages.HandleRequest{Principal: "alice", Msg: call(2, messages.MethodPing, ""), Stream: sid}))
+	// The session's mailbox is FIFO: once a later request is answered,
+	// the earlier one was.
+	roundTrip(t, rt, id, "alice", call(3, messages.MethodPing, ""))
+	assert.Empty(t, q.Take())
+	assert.Equal(t, foreign+1, rt.Streams().ForeignEvents())
 }

@@ -54,7 +54,7 @@ func (q *Queue) Receive(ev messages.StreamEvent) bool {
 		q.ended = true
 	case ev.Signal == messages.SignalFrame && q.frames >= q.max:
 		q.ended, ok = true, false
-		ev = messages.StreamEvent{Stream: ev.Stream, Signal: messages.SignalClosed}
+		ev = messages.StreamEvent{Stream: ev.Stream, Session: ev.Session, Signal: messages.SignalClosed}
 	case ev.Signal == messages.SignalFrame:
 		q.frames++
 	}

@@ -39,8 +39,10 @@ type Router interface {
 	// does for a session on another node, whose every routed message
 	// carries the principal for the owner to check the same way.
 	Check(ctx context.Context, id, principal string) error
-	// Deliver hands m to session id, or fails with ErrSessionNotFound.
-	// What the session answers goes to the streams m names.
+	// Deliver hands m to session id, or fails with ErrSessionNotFound (or,
+	// from a router that carries messages between nodes, with
+	// ErrMessageTooLarge). What the session answers goes to the streams m
+	// names.
 	Deliver(ctx context.Context, id string, m messages.ActorMessage) error
 	// DeliverStream hands ev to the stream it names, on whichever node
 	// holds it, and reports whether it was taken (see session.Streams).
@@ -83,6 +85,11 @@ var ErrSessionNotFound = errors.New("router: session not found")
 // one, right now (it lost its storage quorum, or its lease): the client
 // may try again, here or elsewhere (503 with Retry-After).
 var ErrUnavailable = errors.New("router: unavailable")
+
+// ErrMessageTooLarge is returned, wrapped with the sizes, by Deliver for a
+// message too large to reach its session (a cluster bounds what one node
+// sends another). Transports answer it as a body too large (413).
+var ErrMessageTooLarge = errors.New("router: message too large to reach its session")
 
 // ErrDraining is returned by Open while the node shuts down (503).
 var ErrDraining = errors.New("router: the node is draining")

@@ -1,6 +1,8 @@
 package router
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"sync"
 	"sync/atomic"
 
@@ -19,55 +21,153 @@ type Receiver interface {
 }
 
 // Streams is a node's registry of the streams it holds: stream ID to
-// Receiver. Its methods are safe for concurrent use.
+// Receiver, and the session each stream belongs to. Its methods are safe
+// for concurrent use.
+//
+// Stream IDs are named for life: each registry draws a random boot, so a
+// node that restarts under the same name never gives an ID of its earlier
+// run again, and an event addressed to a stream of that run finds none
+// here. A stream takes events only from its own session.
 type Streams struct {
-	node string
-	next atomic.Uint64
-	m    sync.Map // uint64 → Receiver
+	node    string
+	boot    uint64
+	next    atomic.Uint64
+	m       sync.Map     // uint64 → *registration
+	foreign atomic.Int64 // events refused for coming from another session
 }
 
-// NewStreams returns the registry of node ("" outside a cluster).
-func NewStreams(node string) *Streams { return &Streams{node: node} }
+// registration is one stream of the registry.
+type registration struct {
+	// session is the session the stream belongs to; nil until its first
+	// event for a stream registered without one.
+	session atomic.Pointer[string]
+	r       Receiver
+}
+
+// Delivery says what became of an event handed to a registry (Offer).
+type Delivery uint8
+
+const (
+	// Delivered: the stream's receiver took the event.
+	Delivered Delivery = iota
+	// Refused: the receiver refused it; its client is gone or not
+	// keeping up.
+	Refused
+	// NoStream: the registry holds no such stream — it is another node's
+	// or another run's, or it was unregistered.
+	NoStream
+	// Foreign: the stream belongs to another session than the event's;
+	// the event is dropped.
+	Foreign
+)
+
+// String names the outcome.
+func (d Delivery) String() string {
+	switch d {
+	case Delivered:
+		return "delivered"
+	case Refused:
+		return "refused"
+	case NoStream:
+		return "no-stream"
+	case Foreign:
+		return "foreign"
+	}
+	return "delivery(?)"
+}
+
+// NewStreams returns the registry of node ("" outside a cluster), with a
+// boot of its own.
+func NewStreams(node string) *Streams {
+	s := &Streams{node: node}
+	var b [8]byte
+	for s.boot == 0 {
+		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+		s.boot = binary.LittleEndian.Uint64(b[:])
+	}
+	return s
+}
 
 // Node returns the node the registry belongs to.
 func (s *Streams) Node() string { return s.node }
 
-// Register adds r and returns the ID sessions address it by. Unregister it
-// when its connection is done.
-func (s *Streams) Register(r Receiver) messages.StreamID {
-	id := messages.StreamID{Node: s.node, N: s.next.Add(1)}
-	s.m.Store(id.N, r)
+// Boot returns the registry's boot: the part of its stream IDs that no
+// other run of the node shares.
+func (s *Streams) Boot() uint64 { return s.boot }
+
+// Register adds r as a stream of session, and returns the ID sessions
+// address it by. Unregister it when its connection is done. A stream
+// registered with no session ("") belongs to the session of its first
+// event; every transport knows its session when it registers a stream
+// (an initialize's stream is registered once Open has made its session).
+func (s *Streams) Register(session string, r Receiver) messages.StreamID {
+	id := messages.StreamID{Node: s.node, Boot: s.boot, N: s.next.Add(1)}
+	reg := &registration{r: r}
+	if session != "" {
+		reg.session.Store(&session)
+	}
+	s.m.Store(id.N, reg)
 	return id
 }
 
-// Replace makes r the receiver of stream id from now on (a deliverer that
-// looked up the old one may still hand it an event: it must pass such
-// events on to r).
+// Replace makes r the receiver of stream id from now on, for the same
+// session (a deliverer that looked up the old one may still hand it an
+// event: it must pass such events on to r). A stream no longer registered
+// stays so.
 func (s *Streams) Replace(id messages.StreamID, r Receiver) {
-	if id.Node == s.node {
-		s.m.Store(id.N, r)
+	old := s.lookup(id)
+	if old == nil {
+		return
 	}
+	reg := &registration{r: r}
+	reg.session.Store(old.session.Load())
+	s.m.CompareAndSwap(id.N, old, reg)
 }
 
 // Unregister removes stream id; events for it are refused from now on.
 func (s *Streams) Unregister(id messages.StreamID) {
-	if id.Node == s.node {
+	if s.lookup(id) != nil {
 		s.m.Delete(id.N)
 	}
 }
 
 // Deliver hands ev to the receiver of its stream, and reports whether it
-// took it (false for a stream this node does not hold).
-func (s *Streams) Deliver(ev messages.StreamEvent) bool {
-	r := s.lookup(ev.Stream)
-	return r != nil && r.Receive(ev)
+// took it (false for a stream this registry does not hold, or of another
+// session).
+func (s *Streams) Deliver(ev messages.StreamEvent) bool { return s.Offer(ev) == Delivered }
+
+// Offer hands ev to the receiver of its stream, if the registry holds the
+// stream and it belongs to ev's session, and says what became of it.
+func (s *Streams) Offer(ev messages.StreamEvent) Delivery {
+	reg := s.lookup(ev.Stream)
+	if reg == nil {
+		return NoStream
+	}
+	owner := reg.session.Load()
+	if owner == nil && ev.Session != "" {
+		first := ev.Session // the stream's first event binds it
+		reg.session.CompareAndSwap(nil, &first)
+		owner = reg.session.Load()
+	}
+	if owner == nil || *owner != ev.Session {
+		s.foreign.Add(1)
+		return Foreign
+	}
+	if !reg.r.Receive(ev) {
+		return Refused
+	}
+	return Delivered
 }
+
+// ForeignEvents returns how many events the registry dropped because they
+// came from another session than their stream's.
+func (s *Streams) ForeignEvents() int64 { return s.foreign.Load() }
 
 // Gone reports whether stream id is held here no longer, or its client has
 // gone.
 func (s *Streams) Gone(id messages.StreamID) bool {
-	r := s.lookup(id)
-	return r == nil || r.Gone()
+	reg := s.lookup(id)
+	return reg == nil || reg.r.Gone()
 }
 
 // Holds reports whether stream id is registered here.
@@ -80,12 +180,12 @@ func (s *Streams) Len() int {
 	return n
 }
 
-func (s *Streams) lookup(id messages.StreamID) Receiver {
-	if id.Node != s.node {
+func (s *Streams) lookup(id messages.StreamID) *registration {
+	if id.Node != s.node || id.Boot != s.boot {
 		return nil
 	}
-	if r, ok := s.m.Load(id.N); ok {
-		return r.(Receiver)
+	if reg, ok := s.m.Load(id.N); ok {
+		return reg.(*registration)
 	}
 	return nil
 }

@@ -16,9 +16,11 @@ func TestStreamsRegisterGivesDistinctIDsOfTheNode(t *testing.T) {
 		t.Run("node "+node, func(t *testing.T) {
 			s := router.NewStreams(node)
 			assert.Equal(t, node, s.Node())
-			a, b := s.Register(&recorder{}), s.Register(&recorder{})
+			assert.NotZero(t, s.Boot())
+			a, b := s.Register(sess, &recorder{}), s.Register(sess, &recorder{})
 			assert.Equal(t, node, a.Node)
 			assert.Equal(t, node, b.Node)
+			assert.Equal(t, s.Boot(), a.Boot, "an ID names the registry's boot")
 			assert.False(t, a.IsZero(), "a registered stream is never the zero stream")
 			assert.False(t, b.IsZero())
 			assert.NotEqual(t, a, b)
@@ -37,7 +39,7 @@ func TestStreamsRegisterConcurrently(t *testing.T) {
 	for range goroutines {
 		wg.Go(func() {
 			for range each {
-				ids <- s.Register(&recorder{})
+				ids <- s.Register(sess, &recorder{})
 			}
 		})
 	}
@@ -55,9 +57,9 @@ func TestStreamsRegisterConcurrently(t *testing.T) {
 func TestStreamsDeliver(t *testing.T) {
 	s := router.NewStreams("n1")
 	r := &recorder{}
-	id := s.Register(r)
+	id := s.Register(sess, r)
 	other := &recorder{}
-	s.Register(other)
+	s.Register(sess, other)
 
 	assert.True(t, s.Deliver(frame(id, `{"a":1}`)))
 	assert.True(t, s.Deliver(signal(id, messages.SignalClosed)))
@@ -66,15 +68,17 @@ func TestStreamsDeliver(t *testing.T) {
 
 	r.refuse.Store(true)
 	assert.False(t, s.Deliver(frame(id, `{"a":2}`)), "what the receiver refuses is not taken")
+	assert.Equal(t, router.Refused, s.Offer(frame(id, `{"a":3}`)))
 }
 
 func TestStreamsUnregister(t *testing.T) {
 	s := router.NewStreams("n1")
 	r := &recorder{}
-	id := s.Register(r)
+	id := s.Register(sess, r)
 	s.Unregister(id)
 
 	assert.False(t, s.Deliver(frame(id, `{}`)))
+	assert.Equal(t, router.NoStream, s.Offer(frame(id, `{}`)))
 	assert.Empty(t, r.events())
 	assert.False(t, s.Holds(id))
 	assert.True(t, s.Gone(id))
@@ -85,11 +89,11 @@ func TestStreamsUnregister(t *testing.T) {
 func TestStreamsNeverDeliverOtherNodes(t *testing.T) {
 	s := router.NewStreams("n1")
 	r := &recorder{}
-	id := s.Register(r)
+	id := s.Register(sess, r)
 	for _, node := range []string{"", "n2", "N1", "n1 "} {
 		t.Run("node "+node, func(t *testing.T) {
-			elsewhere := messages.StreamID{Node: node, N: id.N}
-			assert.False(t, s.Deliver(frame(elsewhere, `{}`)))
+			elsewhere := messages.StreamID{Node: node, Boot: id.Boot, N: id.N}
+			assert.Equal(t, router.NoStream, s.Offer(frame(elsewhere, `{}`)))
 			assert.False(t, s.Holds(elsewhere))
 			assert.True(t, s.Gone(elsewhere))
 
@@ -104,13 +108,75 @@ func TestStreamsNeverDeliverOtherNodes(t *testing.T) {
 	}
 }
 
+// TestStreamsNeverDeliverOtherBoots: a node that restarts under the same
+// name numbers its streams from 1 again, with a boot of its own. An event
+// for a stream of its earlier run finds no stream, not the new stream of
+// the same number.
+func TestStreamsNeverDeliverOtherBoots(t *testing.T) {
+	before, after := router.NewStreams("n1"), router.NewStreams("n1")
+	require.NotEqual(t, before.Boot(), after.Boot(), "each run has its own boot")
+	old := before.Register(sess, &recorder{})
+	r := &recorder{}
+	id := after.Register(sess, r)
+	require.Equal(t, old.N, id.N, "both runs gave their first stream number 1")
+
+	for _, ev := range []messages.StreamEvent{frame(old, `{"from":"the earlier run"}`), signal(old, messages.SignalClosed)} {
+		assert.Equal(t, router.NoStream, after.Offer(ev))
+	}
+	assert.Equal(t, router.NoStream, after.Offer(frame(messages.StreamID{Node: "n1", N: id.N}, `{}`)), "nor an ID without a boot")
+	after.Unregister(old)
+	after.Replace(old, &recorder{})
+	assert.False(t, after.Gone(id), "the earlier run's ID touches nothing here")
+	assert.True(t, after.Gone(old))
+	assert.Empty(t, r.events())
+	assert.Zero(t, after.ForeignEvents(), "a stream that does not exist is no foreign event")
+}
+
+// TestStreamsTakeEventsOfTheirSessionOnly: a stream takes events from the
+// session it was registered for; another session's are dropped and
+// counted, and do not end the stream.
+func TestStreamsTakeEventsOfTheirSessionOnly(t *testing.T) {
+	s := router.NewStreams("n1")
+	r := &recorder{}
+	id := s.Register(sess, r)
+	for _, from := range []string{"n1.other", "", "n1.S"} {
+		ev := frame(id, `{"stolen":true}`)
+		ev.Session = from
+		assert.Equal(t, router.Foreign, s.Offer(ev), "from %q", from)
+		ev = signal(id, messages.SignalClosed)
+		ev.Session = from
+		assert.False(t, s.Deliver(ev))
+	}
+	assert.Equal(t, int64(6), s.ForeignEvents())
+	assert.Empty(t, r.events())
+	assert.Equal(t, router.Delivered, s.Offer(frame(id, `{"mine":true}`)))
+	assert.Equal(t, []messages.StreamEvent{frame(id, `{"mine":true}`)}, r.events())
+}
+
+// TestStreamsBindOnTheFirstEvent: a stream registered without a session
+// belongs to the session of its first event.
+func TestStreamsBindOnTheFirstEvent(t *testing.T) {
+	s := router.NewStreams("n1")
+	r := &recorder{}
+	id := s.Register("", r)
+	anonymous := frame(id, `{}`)
+	anonymous.Session = ""
+	assert.Equal(t, router.Foreign, s.Offer(anonymous), "an event of no session binds nothing")
+	assert.Equal(t, router.Delivered, s.Offer(frame(id, `1`)))
+	other := frame(id, `2`)
+	other.Session = "n1.other"
+	assert.Equal(t, router.Foreign, s.Offer(other), "bound to the first event's session")
+	assert.Equal(t, router.Delivered, s.Offer(frame(id, `3`)))
+	assert.Equal(t, []messages.StreamEvent{frame(id, `1`), frame(id, `3`)}, r.events())
+}
+
 func TestStreamsGone(t *testing.T) {
 	s := router.NewStreams("n1")
-	assert.True(t, s.Gone(messages.StreamID{Node: "n1", N: 1}), "an unknown stream")
+	assert.True(t, s.Gone(messages.StreamID{Node: "n1", Boot: s.Boot(), N: 1}), "an unknown stream")
 	assert.True(t, s.Gone(messages.StreamID{Node: "n1"}), "the zero stream")
 
 	r := &recorder{}
-	id := s.Register(r)
+	id := s.Register(sess, r)
 	assert.False(t, s.Gone(id))
 	r.gone.Store(true)
 	assert.True(t, s.Gone(id), "Gone follows the receiver")
@@ -119,7 +185,7 @@ func TestStreamsGone(t *testing.T) {
 func TestStreamsReplace(t *testing.T) {
 	s := router.NewStreams("n1")
 	old, repl := &recorder{}, &recorder{}
-	id := s.Register(old)
+	id := s.Register(sess, old)
 	require.True(t, s.Deliver(frame(id, `1`)))
 
 	s.Replace(id, repl)
@@ -127,8 +193,15 @@ func TestStreamsReplace(t *testing.T) {
 	assert.Equal(t, []messages.StreamEvent{frame(id, `1`)}, old.events())
 	assert.Equal(t, []messages.StreamEvent{frame(id, `2`)}, repl.events())
 	assert.Equal(t, 1, s.Len())
+	other := frame(id, `3`)
+	other.Session = "n1.other"
+	assert.Equal(t, router.Foreign, s.Offer(other), "the stream keeps its session")
 
 	repl.gone.Store(true)
 	assert.True(t, s.Gone(id), "Gone follows the new receiver")
 	assert.False(t, old.Gone())
+
+	s.Unregister(id)
+	s.Replace(id, &recorder{})
+	assert.False(t, s.Holds(id), "a stream unregistered stays so")
 }

@@ -82,6 +82,7 @@ func newSessionActor(ref *Ref, cfg *Config, opts SpawnOptions) *sessionActor {
 		inflight:  make(map[messages.ID]*inflight),
 	}
 	a.streams = newStreamSet(opts.Resumable, a.lim, cfg.Streams)
+	a.streams.session = ref.id
 	a.streams.obs = cfg.Observer
 	if cfg.Journal != nil && opts.Resumable {
 		journal, id := cfg.Journal, ref.id
@@ -159,6 +160,12 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *getRoots, *storeRoots, *addRootsListener, *removeRootsListener, *rootsListenersDone:
 		a.receiveRoots(m.(internalMessage))
 	case *dataOp:
+		if m.op == dataPut && a.lim.MaxStateBytes > 0 {
+			if err := a.stateFits(m.key, m.value); err != nil {
+				m.reply <- dataReply{err: err}
+				return
+			}
+		}
 		a.dataOp(m)
 	case *persisted:
 		a.persisted(ctx, m.err)

@@ -92,7 +92,6 @@ func BenchmarkIdleSession(b *testing.B) {
 	initialized := &messages.Message{Method: messages.MethodInitialized}
 	answered := nopSink{frames: make(chan struct{}, 1)}
 	rt := srv.Router()
-	sid := rt.Streams().Register(answered)
 
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -104,9 +103,11 @@ func BenchmarkIdleSession(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		sid := rt.Streams().Register(id, answered)
 		_ = rt.Deliver(context.Background(), id, &messages.HandleRequest{Msg: initialize, Stream: sid})
 		_ = rt.Deliver(context.Background(), id, &messages.HandleNotification{Msg: initialized})
 		<-answered.frames
+		rt.Streams().Unregister(sid)
 	}
 	b.StopTimer()
 	runtime.GC()

@@ -217,3 +217,47 @@ func TestSessionData(t *testing.T) {
 	assert.False(t, do(a, op{"delete", "k", ""}).IsError, "deleting a missing key is fine")
 	assert.Equal(t, "<missing>", textOf(do(a, op{"get", "k", ""})))
 }
+
+// TestSessionDataStateBound: with Limits.MaxStateBytes (what a cluster
+// sets from the NATS max payload), PutData refuses a value that would
+// make the session's durable State larger, and says what is too large and
+// the bound; a smaller value, or one that replaces a larger one, goes in.
+func TestSessionDataStateBound(t *testing.T) {
+	ctx := context.Background()
+	const bound = 4096
+	srv := mcpactors.NewServer(messages.Implementation{Name: "data", Version: "1"}, &mcpactors.Options{
+		Limits: session.Limits{MaxStateBytes: bound},
+	})
+	errs := make(chan error, 1)
+	require.NoError(t, mcpactors.AddTypedTool(srv, &messages.Tool{Name: "put"},
+		func(ctx context.Context, s *mcpactors.Session, in struct {
+			Key  string `json:"key"`
+			Size int    `json:"size"`
+		}) (*messages.CallToolResult, any, error) {
+			err := s.PutData(ctx, in.Key, make([]byte, in.Size))
+			errs <- err
+			return nil, nil, err
+		}))
+	c := harness.New(t, srv).Connect()
+	put := func(key string, size int) error {
+		t.Helper()
+		var res messages.CallToolResult
+		require.NoError(t, c.CallResult(ctx, messages.MethodCallTool, map[string]any{"name": "put", "arguments": map[string]any{"key": key, "size": size}}, &res))
+		select {
+		case err := <-errs:
+			return err
+		default:
+			require.FailNow(t, "the tool did not run", "%+v", res)
+			return nil
+		}
+	}
+	require.NoError(t, put("a", 2000), "2000 bytes are 2668 in base64")
+	err := put("b", 1000)
+	require.ErrorIs(t, err, session.ErrDataLimit)
+	assert.ErrorContains(t, err, `with 1000 bytes under "b"`)
+	assert.ErrorContains(t, err, "it must fit in 4096 bytes")
+	require.NoError(t, put("b", 500))
+	require.NoError(t, put("a", 1000), "a smaller value in place of a larger one")
+	require.NoError(t, put("c", 1000))
+	require.ErrorIs(t, put("a", 2000), session.ErrDataLimit, "a larger one in its place, no more")
+}

@@ -35,6 +35,11 @@ type Limits struct {
 	MaxDataKeys  int // keys in the per-session data store (default 256)
 	MaxDataBytes int // total bytes of keys and values in it (default 1 MiB)
 	MaxKeyBytes  int // bytes of one key (default 256)
+	// MaxStateBytes bounds the session's State as Config.Persist gets it,
+	// encoded as JSON, the data store's values in base64 (0: no bound).
+	// A PutData that would make it larger fails with ErrDataLimit. A
+	// cluster sets it to what one of its durable writes carries.
+	MaxStateBytes int
 
 	// MaxEvents and MaxEventBytes bound the event log of a resumable
 	// session (defaults 512 events, 1 MiB). Past them the oldest events are

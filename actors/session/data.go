@@ -1,6 +1,10 @@
 package session
 
-import "fmt"
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+)
 
 type dataOpKind uint8
 
@@ -79,5 +83,54 @@ func (d *dataStore) put(key string, value []byte, lim Limits) error {
 	}
 	d.m[key] = value
 	d.bytes = size
+	return nil
+}
+
+// stateSize returns the size of the session's State, encoded as JSON, with
+// value stored under key: exact, or one byte more. Call it on the actor.
+func (a *sessionActor) stateSize(key string, value []byte) (int, error) {
+	st := a.snapshot()
+	st.Data = nil
+	rest, err := json.Marshal(st)
+	if err != nil {
+		return 0, fmt.Errorf("session: encoding the session's state: %w", err)
+	}
+	size := len(rest) + len(`,"data":{}`) + dataMembersSize(a.data.m) + dataMemberSize(key, value)
+	if old, ok := a.data.m[key]; ok {
+		size -= dataMemberSize(key, old)
+	}
+	return size, nil
+}
+
+// dataMembersSize is the size of the JSON members of m as State encodes
+// its Data ("key":"base64 value", each with a comma, the last one's
+// counted too).
+func dataMembersSize(m map[string][]byte) int {
+	n := 0
+	for k, v := range m {
+		n += dataMemberSize(k, v)
+	}
+	return n
+}
+
+// dataMemberSize is the size of one member of State's Data as JSON, with
+// its comma.
+func dataMemberSize(key string, value []byte) int {
+	k, _ := json.Marshal(key) // a string always encodes
+	return len(k) + len(`:"",`) + base64.StdEncoding.EncodedLen(len(value))
+}
+
+// stateFits reports whether the session's State, encoded, would stay
+// within Limits.MaxStateBytes with value stored under key: nil, or an
+// ErrDataLimit that says how large it would be. Call it on the actor.
+func (a *sessionActor) stateFits(key string, value []byte) error {
+	size, err := a.stateSize(key, value)
+	if err != nil {
+		return err
+	}
+	if size > a.lim.MaxStateBytes {
+		return fmt.Errorf("%w: with %d bytes under %q the session's durable state would take %d bytes (values count base64-encoded, 4/3 of their size); it must fit in %d bytes",
+			ErrDataLimit, len(value), key, size, a.lim.MaxStateBytes)
+	}
 	return nil
 }

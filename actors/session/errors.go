@@ -21,7 +21,9 @@ var ErrCapability = errors.New("session: client did not declare the capability")
 var ErrProgressNotIncreasing = errors.New("session: progress must increase")
 
 // ErrDataLimit is returned by PutData when the key or value is too large, or
-// the session's data store is full.
+// the session's data store is full, or the session's durable State would
+// be larger than Limits.MaxStateBytes; the error says which, and the
+// bound.
 var ErrDataLimit = errors.New("session: data limit exceeded")
 
 // ErrInvalidElicitTarget is returned by Elicit when the target is not a

@@ -129,7 +129,7 @@ func TestPrincipalIsChecked(t *testing.T) {
 	ctx := context.Background()
 
 	q := router.NewQueue(ctx, 16, nil)
-	sid := rt.Streams().Register(q)
+	sid := rt.Streams().Register(c.ID(), q)
 	defer rt.Streams().Unregister(sid)
 	ping := &messages.Message{ID: messages.IntID(7), Method: messages.MethodPing}
 	require.NoError(t, rt.Deliver(ctx, c.ID(), &messages.HandleRequest{Principal: "mallory", Msg: ping, Stream: sid}))

@@ -76,6 +76,7 @@ type streamSet struct {
 	// connection, oldest first (see retire).
 	answered []*stream
 
+	session                               string // the session's ID: every event names it
 	maxEvents, maxBytes, standaloneRetain int
 	obs                                   Observer            // may be nil
 	out                                   Streams             // where frames go
@@ -183,7 +184,7 @@ func (ss *streamSet) startSSE(st *stream) {
 
 // deliver hands f to st's connection; one that refuses it is dropped.
 func (ss *streamSet) deliver(st *stream, f messages.Frame) bool {
-	if ss.out.DeliverStream(messages.StreamEvent{Stream: st.conn, Frame: f}) {
+	if ss.out.DeliverStream(messages.StreamEvent{Stream: st.conn, Session: ss.session, Frame: f}) {
 		return true
 	}
 	st.conn = messages.StreamID{}
@@ -193,7 +194,7 @@ func (ss *streamSet) deliver(st *stream, f messages.Frame) bool {
 // signal ends the connection conn with sig, if there is one.
 func (ss *streamSet) signal(conn messages.StreamID, sig messages.StreamSignal) {
 	if !conn.IsZero() {
-		ss.out.DeliverStream(messages.StreamEvent{Stream: conn, Signal: sig})
+		ss.out.DeliverStream(messages.StreamEvent{Stream: conn, Session: ss.session, Signal: sig})
 	}
 }
 

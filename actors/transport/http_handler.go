@@ -150,12 +150,17 @@ func (h *HTTPHandler) notFound(x *exchange) {
 }
 
 // routeFailed answers a router's failure to reach the exchange's session:
-// 404 when there is no such session, 503 with Retry-After when it exists
+// 404 when there is no such session, 413 for a message too large to reach
+// it, 503 with Retry-After when it exists
 // but cannot be reached right now (its node is being replaced), so that
 // the client tries again rather than give the session up.
 func (h *HTTPHandler) routeFailed(x *exchange, err error) {
 	if errors.Is(err, router.ErrSessionNotFound) {
 		h.notFound(x)
+		return
+	}
+	if errors.Is(err, router.ErrMessageTooLarge) {
+		h.fail(x, http.StatusRequestEntityTooLarge, "request body too large: it cannot reach the session's node")
 		return
 	}
 	h.log.Debug("a session could not be reached", "session", x.session, "err", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -49,6 +50,8 @@ type httpSetup struct {
 	// GiveBack serves from a transport.Listener, which held GET streams
 	// give their connections back to (HTTP.Listener).
 	GiveBack bool
+	// Router, when set, wraps the server's router for the handler.
+	Router func(router.Router) router.Router
 }
 
 // httpFixture is a server with the reference tools and a few of its own,
@@ -123,7 +126,11 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 		ln, opts.Listener = gl, gl
 	}
 	served := make(chan error, 1)
-	h := transport.NewHTTPHandler(f.srv.Router(), &opts)
+	rt := f.srv.Router()
+	if setup.Router != nil {
+		rt = setup.Router(rt)
+	}
+	h := transport.NewHTTPHandler(rt, &opts)
 	f.h = h
 	f.hs = transport.NewHTTPServer(h, nil)
 	if setup.Configure != nil {

@@ -2,6 +2,7 @@ package transport_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -248,4 +250,37 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 	assert.NoError(t, recv(t, shutdown, "Shutdown to return"))
 	recv(t, ref.Done(), "the session to end")
 	assert.Equal(t, http.StatusNotFound, c.post(mustRequest(t, c, messages.MethodPing, nil), nil).status)
+}
+
+// tooLargeRouter refuses every message that carries a tools/call or a
+// client's answer as too large to reach its session, as a cluster does
+// for one larger than the largest message its nodes send each other.
+type tooLargeRouter struct{ router.Router }
+
+func (r tooLargeRouter) Deliver(ctx context.Context, id string, m messages.ActorMessage) error {
+	switch m := m.(type) {
+	case *messages.HandleRequest:
+		if m.Msg.Method == messages.MethodCallTool {
+			return fmt.Errorf("cluster: %w: 70000000 bytes, at most 67108864 cross nodes", router.ErrMessageTooLarge)
+		}
+	case *messages.DeliverResponse:
+		return fmt.Errorf("cluster: %w: 70000000 bytes, at most 67108864 cross nodes", router.ErrMessageTooLarge)
+	}
+	return r.Router.Deliver(ctx, id, m)
+}
+
+// TestHTTPMessageTooLargeToRoute: a message the router cannot carry to its
+// session for its size gets 413, not 503 "retry" (a retry would fail the
+// same way), and the session goes on.
+func TestHTTPMessageTooLargeToRoute(t *testing.T) {
+	f := newHTTPFixture(t, &httpSetup{Router: func(rt router.Router) router.Router { return tooLargeRouter{rt} }})
+	c := f.client(t)
+	c.initialize(messages.LatestVersion, messages.ClientCapabilities{})
+
+	r := c.post(mustRequest(t, c, messages.MethodCallTool, toolParams("echo", map[string]any{"text": "x"}, nil)), nil)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, r.status, "body: %s", r.body)
+	assert.Empty(t, r.header.Get(headerRetry))
+	r = c.post([]byte(`{"jsonrpc":"2.0","id":"s-1","result":{}}`), nil)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, r.status, "body: %s", r.body)
+	assert.Nil(t, c.call(messages.MethodPing, nil).Error, "the session goes on")
 }

@@ -96,10 +96,11 @@ func (h *HTTPHandler) deliver(x *exchange, m messages.ActorMessage) {
 	h.reply(x, http.StatusAccepted, nil)
 }
 
-// openStream registers a stream for the exchange's answer.
+// openStream registers a stream for the exchange's answer, as one of the
+// exchange's session (an initialize's too: its session is open by then).
 func (h *HTTPHandler) openStream(x *exchange, wake chan struct{}) (*router.Queue, messages.StreamID) {
 	q := router.NewQueue(x.r.Context(), h.opts.StreamQueue, wake)
-	return q, h.router.Streams().Register(q)
+	return q, h.router.Streams().Register(x.session, q)
 }
 
 // request hands a client request to the session and writes what comes

@@ -73,7 +73,7 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, rt router.Router,
 	}
 	ref := stdioSession{rt: rt, id: id}
 	out := newLineSink(w, o.MaxQueuedBytes)
-	sid := rt.Streams().Register(out)
+	sid := rt.Streams().Register(id, out)
 	defer rt.Streams().Unregister(sid)
 	var writerDone sync.WaitGroup
 	writerDone.Add(1)

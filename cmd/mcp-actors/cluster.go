@@ -35,6 +35,10 @@ type clusterFlags struct {
 	EventBytes    int64         `name:"event-bytes" default:"268435456" env:"MCP_ACTORS_EVENT_BYTES" help:"Bytes the event logs of all sessions keep in JetStream; the oldest go first."`
 	EventDelay    time.Duration `name:"event-delay" default:"20ms" env:"MCP_ACTORS_EVENT_DELAY" help:"How long a node lets logged events gather before it writes them to JetStream as one batch (0: at once). A crashed node loses at most this much of its sessions' events."`
 	EventFiles    bool          `name:"event-files" env:"MCP_ACTORS_EVENT_FILES" help:"Keep the event logs in JetStream files rather than memory (survives losing every replica at once; costs more per event)."`
+
+	// maxBody is serve's --max-body: a request that large must cross
+	// nodes (cluster.Options.MaxMessageBytes).
+	maxBody int64
 }
 
 func (f *clusterFlags) validate() error {
@@ -96,6 +100,7 @@ func (f *clusterFlags) start(ctx context.Context, log *slog.Logger, listen net.A
 		EventBytes:       f.EventBytes,
 		EventFiles:       f.EventFiles,
 		EventDelay:       eventDelay(f.EventDelay),
+		MaxMessageBytes:  max(cluster.DefaultMaxMessageBytes, int(f.maxBody)+(1<<20)), // the body and its envelope
 		Logger:           log,
 	})
 	if err != nil {

@@ -68,6 +68,7 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", c.Listen, err)
 	}
+	c.Cluster.maxBody = c.MaxBody
 	node, err := c.Cluster.start(ctx, log, ln.Addr())
 	if err != nil {
 		_ = ln.Close()
