@@ -30,11 +30,6 @@
 //	TestQuorumLoss           n2, n3 killed: n1 answers within a second, refuses sessions; they return
 //	TestRestartStreamHolder  the node holding a long call's stream restarts: new clients get only their frames
 //
-// TestRestartStreamHolder fails until stream IDs are unique across
-// restarts, and is skipped unless MCP_ACTORS_FAULTS_PENDING=1:
-//
-//	MCP_ACTORS_FAULTS_PENDING=1 go test -race -run TestRestartStreamHolder ./tests/faults/
-//
 // The harness's own tests (the proxy, the checker) always run. Nothing
 // sleeps to synchronise: waits are on I/O, bounded; timed faults hold for
 // their time with timers. The server binary is built once per test binary

@@ -74,16 +74,3 @@ func serverEnv() []string {
 	}
 	return append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 }
-
-// pendingEnv un-skips the tests that fail on today's cluster.
-const pendingEnv = "MCP_ACTORS_FAULTS_PENDING"
-
-// skipUntilStreamIdentity skips a test that fails until stream IDs are
-// unique across restarts (issue 19, point 2) unless
-// MCP_ACTORS_FAULTS_PENDING=1.
-func skipUntilStreamIdentity(t *testing.T) {
-	t.Helper()
-	if os.Getenv(pendingEnv) != "1" {
-		t.Skip("until stream IDs are unique across restarts: issue 19")
-	}
-}

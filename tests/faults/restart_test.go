@@ -28,7 +28,7 @@ func TestRestartStreamHolder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster and restarts a node")
 	}
-	skipUntilStreamIdentity(t)
+
 	const (
 		longCall  = 60.0 // seconds of the long test_slow call: it outlasts n2's restart
 		shortCall = 3.0  // seconds of each new client's test_slow call
