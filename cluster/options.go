@@ -17,7 +17,8 @@ import (
 
 // Options configure a node. The zero value is a single node with an
 // embedded NATS server (no client port, no routes) and its JetStream store
-// under the user's cache directory.
+// under the user's cache directory. The embedded server admits no client
+// but the node itself, and its routes authenticate (embedded.go).
 type Options struct {
 	// NodeID names the node in its cluster: letters, digits, '-' and '_'.
 	// Default: a random one (a node that restarts should keep its ID).
@@ -37,8 +38,21 @@ type Options struct {
 	// list may name this node too.
 	Routes []string
 	// Secret, when set, is required of every route: a node without it
-	// cannot join.
+	// cannot join. A node with a route address authenticates its routes
+	// with a secret, mutual TLS, or both: one with neither is refused.
+	// The secret never appears in the node's log.
 	Secret string
+	// ClusterTLSCert and ClusterTLSKey are PEM files of this node's route
+	// certificate and its key; ClusterCA is the PEM file of the CAs that
+	// sign every node's route certificate. With the three, routes use
+	// mutual TLS: each side verifies the other's certificate (which names
+	// the host or IP address the other dials).
+	ClusterTLSCert, ClusterTLSKey, ClusterCA string
+	// ClusterAdvertise is the route address (host:port) this node tells
+	// the others, when they reach it at another address than the one it
+	// listens on (behind NAT, in Kubernetes, through a proxy). Default:
+	// the address it listens on.
+	ClusterAdvertise string
 
 	// URLs, when set, connect to an existing NATS deployment (with
 	// JetStream) instead of starting an embedded server. A user and
@@ -135,6 +149,9 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("%w: cluster listen address %q: %v", ErrInvalidOptions, o.ClusterListen, err)
 		}
 	}
+	if err := o.checkRouteSecurity(); err != nil {
+		return o, err
+	}
 	for _, r := range o.Routes {
 		u, err := url.Parse(r)
 		if err != nil || u.Host == "" || (u.Scheme != "nats-route" && u.Scheme != "nats" && u.Scheme != "tls") {
@@ -193,6 +210,35 @@ func (o Options) withDefaults() (Options, error) {
 	o.Logger = o.Logger.With("node", o.NodeID)
 	return o, nil
 }
+
+// checkRouteSecurity checks the options of the embedded server's routes:
+// a route address needs a secret, mutual TLS or both; TLS takes its three
+// files; TLS and an advertised address go with a route address.
+func (o Options) checkRouteSecurity() error {
+	tlsFiles := 0
+	for _, f := range []string{o.ClusterTLSCert, o.ClusterTLSKey, o.ClusterCA} {
+		if f != "" {
+			tlsFiles++
+		}
+	}
+	switch {
+	case tlsFiles != 0 && tlsFiles != 3:
+		return fmt.Errorf("%w: mutual TLS on routes needs a certificate, its key and the CAs of every node's certificate (--cluster-tls-cert, --cluster-tls-key and --cluster-ca)", ErrInvalidOptions)
+	case o.ClusterListen == "" && (tlsFiles != 0 || o.ClusterAdvertise != ""):
+		return fmt.Errorf("%w: route TLS and --cluster-advertise configure the embedded server's routes: they need --cluster-listen", ErrInvalidOptions)
+	case o.ClusterListen != "" && o.Secret == "" && tlsFiles == 0:
+		return fmt.Errorf("%w: routes must authenticate: give --cluster-listen a secret (--cluster-secret-file, or --cluster-secret), mutual TLS (--cluster-tls-cert, --cluster-tls-key and --cluster-ca), or both", ErrInvalidOptions)
+	}
+	if o.ClusterAdvertise != "" {
+		if _, _, err := net.SplitHostPort(o.ClusterAdvertise); err != nil {
+			return fmt.Errorf("%w: cluster advertise address %q: %v", ErrInvalidOptions, o.ClusterAdvertise, err)
+		}
+	}
+	return nil
+}
+
+// routeTLS reports whether the routes use mutual TLS.
+func (o Options) routeTLS() bool { return o.ClusterTLSCert != "" }
 
 // serverSet returns the distinct servers the routes (or URLs) and this
 // node's route address name.
