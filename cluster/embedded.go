@@ -59,6 +59,8 @@ func (o Options) serverOptions() (*server.Options, error) {
 		DontListen:                 true,
 		JetStreamMaxMemory:         256 << 20,
 		CustomClientAuthentication: inProcessOnly{},
+		SyncAlways:                 o.SyncAlways,
+		SyncInterval:               o.SyncInterval, // 0: NATS's default (2 min)
 	}
 	if o.ClusterListen == "" {
 		return so, nil

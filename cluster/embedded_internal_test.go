@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,14 +14,15 @@ import (
 // TestServerOptions: what the options make of the embedded server's.
 func TestServerOptions(t *testing.T) {
 	t.Run("alone", func(t *testing.T) {
-		so, err := Options{NodeID: "n1"}.serverOptions()
+		so, err := Options{NodeID: "n1", SyncAlways: true}.serverOptions()
 		require.NoError(t, err)
 		assert.True(t, so.DontListen, "no client port")
 		assert.IsType(t, inProcessOnly{}, so.CustomClientAuthentication)
+		assert.True(t, so.SyncAlways)
 	})
 	t.Run("routes", func(t *testing.T) {
 		so, err := Options{NodeID: "n1", ClusterName: "c", ClusterListen: "127.0.0.1:6222", Secret: "s",
-			Routes: []string{"nats-route://127.0.0.1:6223"}, ClusterAdvertise: "10.0.0.1:16222"}.serverOptions()
+			Routes: []string{"nats-route://127.0.0.1:6223"}, ClusterAdvertise: "10.0.0.1:16222", SyncInterval: time.Second}.serverOptions()
 		require.NoError(t, err)
 		assert.False(t, so.DontListen)
 		assert.Equal(t, "127.0.0.1", so.Host, "the client port is on loopback")
@@ -32,6 +34,8 @@ func TestServerOptions(t *testing.T) {
 		pw, _ := so.Routes[0].User.Password()
 		assert.Equal(t, "s", pw, "routes present the secret")
 		assert.Nil(t, so.Cluster.TLSConfig)
+		assert.Equal(t, time.Second, so.SyncInterval)
+		assert.False(t, so.SyncAlways)
 	})
 }
 

@@ -94,6 +94,12 @@ func TestBadOptions(t *testing.T) {
 		{ClusterAdvertise: "127.0.0.1:7777"},
 		{ClusterListen: "127.0.0.1:0", Secret: "s", ClusterAdvertise: "nowhere"},
 		{ClusterListen: "127.0.0.1:0", ClusterTLSCert: "missing.pem", ClusterTLSKey: "missing.pem", ClusterCA: "missing.pem"},
+		// JetStream syncs always or at a positive interval, on the
+		// embedded server only.
+		{URLs: []string{"nats://127.0.0.1:4222"}, SyncAlways: true},
+		{URLs: []string{"nats://127.0.0.1:4222"}, SyncInterval: time.Second},
+		{SyncInterval: -time.Second},
+		{SyncAlways: true, SyncInterval: time.Second},
 	} {
 		_, err := cluster.Start(context.Background(), o)
 		assert.ErrorIs(t, err, cluster.ErrInvalidOptions, "%+v", o)

@@ -54,6 +54,15 @@ type Options struct {
 	// the address it listens on.
 	ClusterAdvertise string
 
+	// SyncAlways makes the embedded server's JetStream write every change
+	// to disk (fsync) before it acknowledges it. Without it, JetStream
+	// acknowledges first and writes to disk every SyncInterval (default:
+	// NATS's, 2 min): a process crash loses nothing acknowledged, a power
+	// failure may (docs/cluster.md, "Durability"). Neither applies to URLs,
+	// whose servers their operator configures.
+	SyncAlways   bool
+	SyncInterval time.Duration
+
 	// URLs, when set, connect to an existing NATS deployment (with
 	// JetStream) instead of starting an embedded server. A user and
 	// password or a token may be given in the URL.
@@ -151,6 +160,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if err := o.checkRouteSecurity(); err != nil {
 		return o, err
+	}
+	if len(o.URLs) > 0 && (o.SyncAlways || o.SyncInterval != 0) {
+		return o, fmt.Errorf("%w: --jetstream-sync configures the embedded NATS server; the servers of --nats-url are configured by their operator", ErrInvalidOptions)
+	}
+	if o.SyncInterval < 0 || (o.SyncAlways && o.SyncInterval != 0) {
+		return o, fmt.Errorf("%w: JetStream syncs always or at a positive interval", ErrInvalidOptions)
 	}
 	for _, r := range o.Routes {
 		u, err := url.Parse(r)
