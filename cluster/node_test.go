@@ -83,6 +83,8 @@ func TestBadOptions(t *testing.T) {
 		{NodeID: "a b"},
 		{Routes: []string{"nats-route://127.0.0.1:1"}},
 		{ClusterListen: "nowhere"},
+		{ClusterAdvertise: "127.0.0.1:1"},
+		{ClusterListen: "127.0.0.1:0", ClusterAdvertise: "nowhere"},
 		{URLs: []string{"nats://127.0.0.1:4222"}, ClusterListen: "127.0.0.1:0"},
 		{ClusterListen: "127.0.0.1:0", Routes: []string{"http://x"}},
 		{LeaseTTL: time.Millisecond},
@@ -91,8 +93,6 @@ func TestBadOptions(t *testing.T) {
 		{ClusterListen: "127.0.0.1:0", ClusterTLSCert: "c.pem", ClusterTLSKey: "k.pem"},
 		{ClusterListen: "127.0.0.1:0", Secret: "s", ClusterCA: "ca.pem"},
 		{ClusterTLSCert: "c.pem", ClusterTLSKey: "k.pem", ClusterCA: "ca.pem"},
-		{ClusterAdvertise: "127.0.0.1:7777"},
-		{ClusterListen: "127.0.0.1:0", Secret: "s", ClusterAdvertise: "nowhere"},
 		{ClusterListen: "127.0.0.1:0", ClusterTLSCert: "missing.pem", ClusterTLSKey: "missing.pem", ClusterCA: "missing.pem"},
 		// JetStream syncs always or at a positive interval, on the
 		// embedded server only.

@@ -34,6 +34,10 @@ type Options struct {
 	// ClusterListen is the embedded server's route address (host:port);
 	// empty for a node on its own.
 	ClusterListen string
+	// ClusterAdvertise, when set, is the route address (host:port) this
+	// node tells the others to dial instead of ClusterListen: an address
+	// in front of it (NAT, a proxy). Requires ClusterListen.
+	ClusterAdvertise string
 	// Routes are the other nodes' route URLs (nats-route://host:port); the
 	// list may name this node too.
 	Routes []string
@@ -48,11 +52,6 @@ type Options struct {
 	// mutual TLS: each side verifies the other's certificate (which names
 	// the host or IP address the other dials).
 	ClusterTLSCert, ClusterTLSKey, ClusterCA string
-	// ClusterAdvertise is the route address (host:port) this node tells
-	// the others, when they reach it at another address than the one it
-	// listens on (behind NAT, in Kubernetes, through a proxy). Default:
-	// the address it listens on.
-	ClusterAdvertise string
 
 	// SyncAlways makes the embedded server's JetStream write every change
 	// to disk (fsync) before it acknowledges it. Without it, JetStream
@@ -158,14 +157,13 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("%w: cluster listen address %q: %v", ErrInvalidOptions, o.ClusterListen, err)
 		}
 	}
-	if err := o.checkRouteSecurity(); err != nil {
-		return o, err
-	}
-	if len(o.URLs) > 0 && (o.SyncAlways || o.SyncInterval != 0) {
-		return o, fmt.Errorf("%w: --jetstream-sync configures the embedded NATS server; the servers of --nats-url are configured by their operator", ErrInvalidOptions)
-	}
-	if o.SyncInterval < 0 || (o.SyncAlways && o.SyncInterval != 0) {
-		return o, fmt.Errorf("%w: JetStream syncs always or at a positive interval", ErrInvalidOptions)
+	if o.ClusterAdvertise != "" {
+		if o.ClusterListen == "" {
+			return o, fmt.Errorf("%w: an advertised route address needs a route address of this node (--cluster-listen)", ErrInvalidOptions)
+		}
+		if _, _, err := net.SplitHostPort(o.ClusterAdvertise); err != nil {
+			return o, fmt.Errorf("%w: cluster advertise address %q: %v", ErrInvalidOptions, o.ClusterAdvertise, err)
+		}
 	}
 	for _, r := range o.Routes {
 		u, err := url.Parse(r)
@@ -178,6 +176,15 @@ func (o Options) withDefaults() (Options, error) {
 		if err != nil || u.Host == "" {
 			return o, fmt.Errorf("%w: NATS URL %q: want nats://host:port", ErrInvalidOptions, r)
 		}
+	}
+	if err := o.checkRouteSecurity(); err != nil {
+		return o, err
+	}
+	if len(o.URLs) > 0 && (o.SyncAlways || o.SyncInterval != 0) {
+		return o, fmt.Errorf("%w: --jetstream-sync configures the embedded NATS server; the servers of --nats-url are configured by their operator", ErrInvalidOptions)
+	}
+	if o.SyncInterval < 0 || (o.SyncAlways && o.SyncInterval != 0) {
+		return o, fmt.Errorf("%w: JetStream syncs always or at a positive interval", ErrInvalidOptions)
 	}
 	if o.Replicas < 0 || o.Replicas > 5 {
 		return o, fmt.Errorf("%w: replicas must be 1 to 5", ErrInvalidOptions)
@@ -226,9 +233,9 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// checkRouteSecurity checks the options of the embedded server's routes:
-// a route address needs a secret, mutual TLS or both; TLS takes its three
-// files; TLS and an advertised address go with a route address.
+// checkRouteSecurity checks how the embedded server's routes
+// authenticate: a route address needs a secret, mutual TLS or both; TLS
+// takes its three files and goes with a route address.
 func (o Options) checkRouteSecurity() error {
 	tlsFiles := 0
 	for _, f := range []string{o.ClusterTLSCert, o.ClusterTLSKey, o.ClusterCA} {
@@ -239,15 +246,10 @@ func (o Options) checkRouteSecurity() error {
 	switch {
 	case tlsFiles != 0 && tlsFiles != 3:
 		return fmt.Errorf("%w: mutual TLS on routes needs a certificate, its key and the CAs of every node's certificate (--cluster-tls-cert, --cluster-tls-key and --cluster-ca)", ErrInvalidOptions)
-	case o.ClusterListen == "" && (tlsFiles != 0 || o.ClusterAdvertise != ""):
-		return fmt.Errorf("%w: route TLS and --cluster-advertise configure the embedded server's routes: they need --cluster-listen", ErrInvalidOptions)
+	case o.ClusterListen == "" && tlsFiles != 0:
+		return fmt.Errorf("%w: route TLS configures the embedded server's routes: it needs --cluster-listen", ErrInvalidOptions)
 	case o.ClusterListen != "" && o.Secret == "" && tlsFiles == 0:
 		return fmt.Errorf("%w: routes must authenticate: give --cluster-listen a secret (--cluster-secret-file, or --cluster-secret), mutual TLS (--cluster-tls-cert, --cluster-tls-key and --cluster-ca), or both", ErrInvalidOptions)
-	}
-	if o.ClusterAdvertise != "" {
-		if _, _, err := net.SplitHostPort(o.ClusterAdvertise); err != nil {
-			return fmt.Errorf("%w: cluster advertise address %q: %v", ErrInvalidOptions, o.ClusterAdvertise, err)
-		}
 	}
 	return nil
 }

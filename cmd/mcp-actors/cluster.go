@@ -23,13 +23,13 @@ type clusterFlags struct {
 	DataDir       string        `name:"data-dir" env:"MCP_ACTORS_DATA_DIR" help:"Where the embedded NATS server keeps its JetStream store. Default: <user cache dir>/mcp-actors/<cluster>/<node>."`
 	ClusterName   string        `name:"cluster-name" default:"mcp" env:"MCP_ACTORS_CLUSTER_NAME" help:"The cluster's name; every subject and bucket it uses is named under it."`
 	ClusterListen string        `name:"cluster-listen" env:"MCP_ACTORS_CLUSTER_LISTEN" help:"Route address (HOST:PORT) of the embedded NATS server, for other nodes to join."`
+	ClusterAdv    string        `name:"cluster-advertise" env:"MCP_ACTORS_CLUSTER_ADVERTISE" help:"Route address (HOST:PORT) other nodes dial to reach this one, when it differs from --cluster-listen (NAT, a proxy)."`
 	Routes        []string      `name:"routes" env:"MCP_ACTORS_ROUTES" help:"Route URLs of the cluster's nodes (nats-route://HOST:PORT,...); may include this node's own."`
 	ClusterSecret string        `name:"cluster-secret" env:"MCP_ACTORS_CLUSTER_SECRET" help:"Secret every route must present: a node without it cannot join. Prefer --cluster-secret-file or the environment: a flag shows in the process listing."`
 	SecretFile    string        `name:"cluster-secret-file" env:"MCP_ACTORS_CLUSTER_SECRET_FILE" type:"existingfile" placeholder:"FILE" help:"File holding the route secret (a trailing newline is ignored); instead of --cluster-secret."`
 	ClusterTLS    string        `name:"cluster-tls-cert" env:"MCP_ACTORS_CLUSTER_TLS_CERT" type:"existingfile" placeholder:"FILE" help:"This node's route certificate (PEM): routes use mutual TLS; needs --cluster-tls-key and --cluster-ca."`
 	ClusterTLSKey string        `name:"cluster-tls-key" env:"MCP_ACTORS_CLUSTER_TLS_KEY" type:"existingfile" placeholder:"FILE" help:"The private key (PEM) of --cluster-tls-cert."`
 	ClusterCA     string        `name:"cluster-ca" env:"MCP_ACTORS_CLUSTER_CA" type:"existingfile" placeholder:"FILE" help:"PEM file of the CAs that sign every node's route certificate: each node verifies the others'."`
-	Advertise     string        `name:"cluster-advertise" env:"MCP_ACTORS_CLUSTER_ADVERTISE" placeholder:"HOST:PORT" help:"Route address (HOST:PORT) other nodes reach this one at, when it is not --cluster-listen's (NAT, Kubernetes, a proxy)."`
 	JetStreamSync string        `name:"jetstream-sync" env:"MCP_ACTORS_JETSTREAM_SYNC" placeholder:"always|DURATION" help:"When the embedded server's JetStream writes to disk (fsync): always, before it acknowledges a write, or every DURATION, acknowledging first (a power failure may lose what was acknowledged since the last sync; a process crash loses nothing). Default: NATS's, 2m. See docs/cluster.md, Durability."`
 	NATSURL       []string      `name:"nats-url" env:"MCP_ACTORS_NATS_URL" help:"Use an existing NATS cluster (with JetStream) instead of the embedded server: URL,... (a user and password or a token may be in the URL)."`
 	NATSCreds     string        `name:"nats-creds" env:"MCP_ACTORS_NATS_CREDS" type:"existingfile" help:"NATS credentials file (JWT and NKey) for --nats-url."`
@@ -53,6 +53,9 @@ func (f *clusterFlags) validate() error {
 	}
 	if len(f.Routes) > 0 && f.ClusterListen == "" {
 		return fmt.Errorf("--routes needs --cluster-listen (this node's route address)")
+	}
+	if f.ClusterAdv != "" && f.ClusterListen == "" {
+		return fmt.Errorf("--cluster-advertise needs --cluster-listen (the address it stands for)")
 	}
 	if f.NATSCreds != "" && len(f.NATSURL) == 0 {
 		return fmt.Errorf("--nats-creds goes with --nats-url")
@@ -96,12 +99,12 @@ func (f *clusterFlags) start(ctx context.Context, log *slog.Logger, listen net.A
 		ClusterName:      f.ClusterName,
 		DataDir:          f.DataDir,
 		ClusterListen:    f.ClusterListen,
+		ClusterAdvertise: f.ClusterAdv,
 		Routes:           splitList(f.Routes),
 		Secret:           f.secret,
 		ClusterTLSCert:   f.ClusterTLS,
 		ClusterTLSKey:    f.ClusterTLSKey,
 		ClusterCA:        f.ClusterCA,
-		ClusterAdvertise: f.Advertise,
 		SyncAlways:       f.syncAlways,
 		SyncInterval:     f.syncInterval,
 		URLs:             splitList(f.NATSURL),
@@ -144,8 +147,8 @@ func (f *clusterFlags) validateRoutes() error {
 	switch {
 	case tls && (f.ClusterTLS == "" || f.ClusterTLSKey == "" || f.ClusterCA == ""):
 		return fmt.Errorf("--cluster-tls-cert, --cluster-tls-key and --cluster-ca go together")
-	case (tls || f.Advertise != "") && f.ClusterListen == "":
-		return fmt.Errorf("--cluster-tls-cert and --cluster-advertise configure routes: they need --cluster-listen")
+	case tls && f.ClusterListen == "":
+		return fmt.Errorf("--cluster-tls-cert, --cluster-tls-key and --cluster-ca configure routes: they need --cluster-listen")
 	case f.ClusterListen != "" && f.secret == "" && !tls:
 		return fmt.Errorf("--cluster-listen needs route authentication: a secret (--cluster-secret-file, $MCP_ACTORS_CLUSTER_SECRET or --cluster-secret), mutual TLS (--cluster-tls-cert, --cluster-tls-key and --cluster-ca), or both")
 	}

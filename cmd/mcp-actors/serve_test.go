@@ -41,6 +41,15 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
+		// Routes authenticate: the message names the ways.
+		{[]string{"--cluster-listen", "127.0.0.1:0"}, "--cluster-secret-file"},
+		{[]string{"--cluster-listen", "127.0.0.1:0"}, "--cluster-tls-cert, --cluster-tls-key and --cluster-ca"},
+		{[]string{"--cluster-listen", "127.0.0.1:0", "--cluster-secret", "s", "--cluster-secret-file", secretFile}, "choose one"},
+		{[]string{"--cluster-listen", "127.0.0.1:0", "--cluster-secret-file", emptyFile}, "is empty"},
+		{[]string{"--cluster-listen", "127.0.0.1:0", "--cluster-tls-cert", "main.go"}, "--cluster-ca"},
+		{[]string{"--jetstream-sync", "sometimes"}, "--jetstream-sync"},
+		{[]string{"--jetstream-sync", "-1s"}, "--jetstream-sync"},
+		{[]string{"--jetstream-sync", "always", "--nats-url", "nats://127.0.0.1:4222"}, "--jetstream-sync"},
 		{[]string{"--path", "mcp"}, "--path"},
 		{[]string{"--path", ""}, "--path"},
 		{[]string{"--max-sessions", "0"}, "--max-sessions"},
@@ -52,16 +61,7 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--tls-cert", "main.go"}, "--tls-key"},
 		{[]string{"--event-delay", "-1ms"}, "--event-delay"},
 		{[]string{"--lease-ttl", "0s"}, "--lease-ttl"},
-		// Routes authenticate: the message names the ways.
-		{[]string{"--cluster-listen", "127.0.0.1:0"}, "--cluster-secret-file"},
-		{[]string{"--cluster-listen", "127.0.0.1:0"}, "--cluster-tls-cert, --cluster-tls-key and --cluster-ca"},
-		{[]string{"--cluster-listen", "127.0.0.1:0", "--cluster-secret", "s", "--cluster-secret-file", secretFile}, "choose one"},
-		{[]string{"--cluster-listen", "127.0.0.1:0", "--cluster-secret-file", emptyFile}, "is empty"},
-		{[]string{"--cluster-listen", "127.0.0.1:0", "--cluster-tls-cert", "main.go"}, "--cluster-ca"},
-		{[]string{"--cluster-advertise", "127.0.0.1:7777"}, "--cluster-listen"},
-		{[]string{"--jetstream-sync", "sometimes"}, "--jetstream-sync"},
-		{[]string{"--jetstream-sync", "-1s"}, "--jetstream-sync"},
-		{[]string{"--jetstream-sync", "always", "--nats-url", "nats://127.0.0.1:4222"}, "--jetstream-sync"},
+		{[]string{"--cluster-advertise", "127.0.0.1:7000"}, "--cluster-advertise"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)...)
