@@ -27,7 +27,8 @@
 #             answers on NODES_floorcl [3] nodes joined by embedded NATS
 #             servers (routes on FLOORCL_ROUTE_PORT [26230] and up), each
 #             session's messages carried to its node and nothing else; the
-#             least a cluster routing over NATS can cost here
+#             least a cluster routing over NATS can cost here. Its routes
+#             authenticate with FLOORCL_SECRET [random per run]
 #   CMD_<name>  command of a server: "{addr}" becomes 127.0.0.1:PORT, "{port}"
 #               PORT and "{node}" the node index (0, 1, ...). It must serve
 #               Streamable HTTP at /mcp with the reference tools, and exec
@@ -81,6 +82,10 @@ SLOW_SECONDS=${SLOW_SECONDS:-0.5}
 SMOKE_SLOW_SECONDS=${SMOKE_SLOW_SECONDS:-0.3}
 PORT_BASE=${PORT_BASE:-18100}
 FLOORCL_ROUTE_PORT=${FLOORCL_ROUTE_PORT:-26230}
+# floorcl's routes authenticate, as ours do: a random secret per run, in its
+# environment (a flag would show in the process listing).
+FLOORCL_SECRET=${FLOORCL_SECRET:-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')}
+export FLOORCL_SECRET
 OUT=${OUT:-$BENCH/results/$(date +%Y%m%d-%H%M%S)}
 BIN=$BENCH/bin
 

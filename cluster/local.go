@@ -10,7 +10,8 @@ import (
 // StartLocal starts n nodes in this process, joined by routes on loopback
 // ports, as a test or a harness needs: real embedded NATS servers with
 // JetStream, stores under dataDir, node IDs "n1" … "nN". base gives the
-// other options (cluster name, lease TTL, logger). It returns once every
+// other options (cluster name, lease TTL, logger); without a secret or
+// route TLS in base, the routes use a random secret. It returns once every
 // node is ready (ctx bounds the wait: a new JetStream cluster takes seconds
 // to elect its leader), or stops them all and returns why not.
 func StartLocal(ctx context.Context, n int, dataDir string, base Options) ([]*Node, error) {
@@ -29,6 +30,9 @@ func StartLocal(ctx context.Context, n int, dataDir string, base Options) ([]*No
 	var routes []string
 	var addrs []string
 	if n > 1 {
+		if base.Secret == "" && !base.routeTLS() {
+			base.Secret = randomID(16)
+		}
 		for range n {
 			addr, err := freePort()
 			if err != nil {

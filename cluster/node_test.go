@@ -22,6 +22,7 @@ func TestSingleNode(t *testing.T) {
 	require.NoError(t, n.WaitReady(ctx))
 	assert.Empty(t, n.ClientURL(), "no client port")
 	assert.Empty(t, n.RouteURL(), "no route port")
+	assertKV(t, ctx, n, n) // its own in-process connection is admitted
 	members, err := n.Members(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"solo"}, members)
@@ -90,6 +91,18 @@ func TestBadOptions(t *testing.T) {
 		{URLs: []string{"nats://127.0.0.1:4222"}, ClusterListen: "127.0.0.1:0"},
 		{ClusterListen: "127.0.0.1:0", Routes: []string{"http://x"}},
 		{LeaseTTL: time.Millisecond},
+		// Routes authenticate: a secret, mutual TLS (three files), or both.
+		{ClusterListen: "127.0.0.1:0"},
+		{ClusterListen: "127.0.0.1:0", ClusterTLSCert: "c.pem", ClusterTLSKey: "k.pem"},
+		{ClusterListen: "127.0.0.1:0", Secret: "s", ClusterCA: "ca.pem"},
+		{ClusterTLSCert: "c.pem", ClusterTLSKey: "k.pem", ClusterCA: "ca.pem"},
+		{ClusterListen: "127.0.0.1:0", ClusterTLSCert: "missing.pem", ClusterTLSKey: "missing.pem", ClusterCA: "missing.pem"},
+		// JetStream syncs always or at a positive interval, on the
+		// embedded server only.
+		{URLs: []string{"nats://127.0.0.1:4222"}, SyncAlways: true},
+		{URLs: []string{"nats://127.0.0.1:4222"}, SyncInterval: time.Second},
+		{SyncInterval: -time.Second},
+		{SyncAlways: true, SyncInterval: time.Second},
 	} {
 		_, err := cluster.Start(context.Background(), o)
 		assert.ErrorIs(t, err, cluster.ErrInvalidOptions, "%+v", o)

@@ -17,7 +17,8 @@ import (
 
 // Options configure a node. The zero value is a single node with an
 // embedded NATS server (no client port, no routes) and its JetStream store
-// under the user's cache directory.
+// under the user's cache directory. The embedded server admits no client
+// but the node itself, and its routes authenticate (embedded.go).
 type Options struct {
 	// NodeID names the node in its cluster: letters, digits, '-' and '_'.
 	// Default: a random one (a node that restarts should keep its ID).
@@ -41,8 +42,25 @@ type Options struct {
 	// list may name this node too.
 	Routes []string
 	// Secret, when set, is required of every route: a node without it
-	// cannot join.
+	// cannot join. A node with a route address authenticates its routes
+	// with a secret, mutual TLS, or both: one with neither is refused.
+	// The secret never appears in the node's log.
 	Secret string
+	// ClusterTLSCert and ClusterTLSKey are PEM files of this node's route
+	// certificate and its key; ClusterCA is the PEM file of the CAs that
+	// sign every node's route certificate. With the three, routes use
+	// mutual TLS: each side verifies the other's certificate (which names
+	// the host or IP address the other dials).
+	ClusterTLSCert, ClusterTLSKey, ClusterCA string
+
+	// SyncAlways makes the embedded server's JetStream write every change
+	// to disk (fsync) before it acknowledges it. Without it, JetStream
+	// acknowledges first and writes to disk every SyncInterval (default:
+	// NATS's, 2 min): a process crash loses nothing acknowledged, a power
+	// failure may (docs/cluster.md, "Durability"). Neither applies to URLs,
+	// whose servers their operator configures.
+	SyncAlways   bool
+	SyncInterval time.Duration
 
 	// URLs, when set, connect to an existing NATS deployment (with
 	// JetStream) instead of starting an embedded server. A user and
@@ -173,6 +191,15 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("%w: NATS URL %q: want nats://host:port", ErrInvalidOptions, r)
 		}
 	}
+	if err := o.checkRouteSecurity(); err != nil {
+		return o, err
+	}
+	if len(o.URLs) > 0 && (o.SyncAlways || o.SyncInterval != 0) {
+		return o, fmt.Errorf("%w: --jetstream-sync configures the embedded NATS server; the servers of --nats-url are configured by their operator", ErrInvalidOptions)
+	}
+	if o.SyncInterval < 0 || (o.SyncAlways && o.SyncInterval != 0) {
+		return o, fmt.Errorf("%w: JetStream syncs always or at a positive interval", ErrInvalidOptions)
+	}
 	if o.Replicas < 0 || o.Replicas > 5 {
 		return o, fmt.Errorf("%w: replicas must be 1 to 5", ErrInvalidOptions)
 	}
@@ -225,6 +252,30 @@ func (o Options) withDefaults() (Options, error) {
 	o.Logger = o.Logger.With("node", o.NodeID)
 	return o, nil
 }
+
+// checkRouteSecurity checks how the embedded server's routes
+// authenticate: a route address needs a secret, mutual TLS or both; TLS
+// takes its three files and goes with a route address.
+func (o Options) checkRouteSecurity() error {
+	tlsFiles := 0
+	for _, f := range []string{o.ClusterTLSCert, o.ClusterTLSKey, o.ClusterCA} {
+		if f != "" {
+			tlsFiles++
+		}
+	}
+	switch {
+	case tlsFiles != 0 && tlsFiles != 3:
+		return fmt.Errorf("%w: mutual TLS on routes needs a certificate, its key and the CAs of every node's certificate (--cluster-tls-cert, --cluster-tls-key and --cluster-ca)", ErrInvalidOptions)
+	case o.ClusterListen == "" && tlsFiles != 0:
+		return fmt.Errorf("%w: route TLS configures the embedded server's routes: it needs --cluster-listen", ErrInvalidOptions)
+	case o.ClusterListen != "" && o.Secret == "" && tlsFiles == 0:
+		return fmt.Errorf("%w: routes must authenticate: give --cluster-listen a secret (--cluster-secret-file, or --cluster-secret), mutual TLS (--cluster-tls-cert, --cluster-tls-key and --cluster-ca), or both", ErrInvalidOptions)
+	}
+	return nil
+}
+
+// routeTLS reports whether the routes use mutual TLS.
+func (o Options) routeTLS() bool { return o.ClusterTLSCert != "" }
 
 // serverSet returns the distinct servers the routes (or URLs) and this
 // node's route address name.

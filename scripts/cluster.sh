@@ -26,9 +26,10 @@ start() {
 			echo "n$i is already running (pid $(cat "$DIR/n$i.pid"))"
 			continue
 		fi
+		# The secret goes in the environment: a flag shows in the process listing.
 		# shellcheck disable=SC2086
-		bin/mcp-actors serve --listen "127.0.0.1:808$i" --node-id "n$i" --data-dir "$DIR/n$i" \
-			--cluster-listen "127.0.0.1:622$i" --routes "$ROUTES" --cluster-secret "$CLUSTER_SECRET" \
+		MCP_ACTORS_CLUSTER_SECRET="$CLUSTER_SECRET" bin/mcp-actors serve --listen "127.0.0.1:808$i" \
+			--node-id "n$i" --data-dir "$DIR/n$i" --cluster-listen "127.0.0.1:622$i" --routes "$ROUTES" \
 			$SERVE_FLAGS >"$DIR/n$i.log" 2>&1 &
 		echo $! >"$DIR/n$i.pid"
 		echo "n$i: pid $!, http://127.0.0.1:808$i/mcp, log $DIR/n$i.log"

@@ -15,8 +15,9 @@ import (
 
 // clusterFlags configure the node's cluster: by default an embedded NATS
 // server of its own (no client port, JetStream under --data-dir); with
-// --cluster-listen and --routes, embedded servers joined into one cluster;
-// with --nats-url, an existing NATS deployment.
+// --cluster-listen and --routes, embedded servers joined into one cluster
+// by routes that authenticate (a secret, mutual TLS, or both); with
+// --nats-url, an existing NATS deployment.
 type clusterFlags struct {
 	NodeID        string        `name:"node-id" env:"MCP_ACTORS_NODE_ID" help:"This node's ID in the cluster (letters, digits, - and _). Default: <host>-<listen port>, stable across restarts."`
 	DataDir       string        `name:"data-dir" env:"MCP_ACTORS_DATA_DIR" help:"Where the embedded NATS server keeps its JetStream store. Default: <user cache dir>/mcp-actors/<cluster>/<node>."`
@@ -24,7 +25,12 @@ type clusterFlags struct {
 	ClusterListen string        `name:"cluster-listen" env:"MCP_ACTORS_CLUSTER_LISTEN" help:"Route address (HOST:PORT) of the embedded NATS server, for other nodes to join."`
 	ClusterAdv    string        `name:"cluster-advertise" env:"MCP_ACTORS_CLUSTER_ADVERTISE" help:"Route address (HOST:PORT) other nodes dial to reach this one, when it differs from --cluster-listen (NAT, a proxy)."`
 	Routes        []string      `name:"routes" env:"MCP_ACTORS_ROUTES" help:"Route URLs of the cluster's nodes (nats-route://HOST:PORT,...); may include this node's own."`
-	ClusterSecret string        `name:"cluster-secret" env:"MCP_ACTORS_CLUSTER_SECRET" help:"Secret every route must present: a node without it cannot join."`
+	ClusterSecret string        `name:"cluster-secret" env:"MCP_ACTORS_CLUSTER_SECRET" help:"Secret every route must present: a node without it cannot join. Prefer --cluster-secret-file or the environment: a flag shows in the process listing."`
+	SecretFile    string        `name:"cluster-secret-file" env:"MCP_ACTORS_CLUSTER_SECRET_FILE" type:"existingfile" placeholder:"FILE" help:"File holding the route secret (a trailing newline is ignored); instead of --cluster-secret."`
+	ClusterTLS    string        `name:"cluster-tls-cert" env:"MCP_ACTORS_CLUSTER_TLS_CERT" type:"existingfile" placeholder:"FILE" help:"This node's route certificate (PEM): routes use mutual TLS; needs --cluster-tls-key and --cluster-ca."`
+	ClusterTLSKey string        `name:"cluster-tls-key" env:"MCP_ACTORS_CLUSTER_TLS_KEY" type:"existingfile" placeholder:"FILE" help:"The private key (PEM) of --cluster-tls-cert."`
+	ClusterCA     string        `name:"cluster-ca" env:"MCP_ACTORS_CLUSTER_CA" type:"existingfile" placeholder:"FILE" help:"PEM file of the CAs that sign every node's route certificate: each node verifies the others'."`
+	JetStreamSync string        `name:"jetstream-sync" env:"MCP_ACTORS_JETSTREAM_SYNC" placeholder:"always|DURATION" help:"When the embedded server's JetStream writes to disk (fsync): always, before it acknowledges a write, or every DURATION, acknowledging first (a power failure may lose what was acknowledged since the last sync; a process crash loses nothing). Default: NATS's, 2m. See docs/cluster.md, Durability."`
 	NATSURL       []string      `name:"nats-url" env:"MCP_ACTORS_NATS_URL" help:"Use an existing NATS cluster (with JetStream) instead of the embedded server: URL,... (a user and password or a token may be in the URL)."`
 	NATSCreds     string        `name:"nats-creds" env:"MCP_ACTORS_NATS_CREDS" type:"existingfile" help:"NATS credentials file (JWT and NKey) for --nats-url."`
 	NATSCA        string        `name:"nats-ca" env:"MCP_ACTORS_NATS_CA" type:"existingfile" help:"PEM file of the CAs of the NATS servers' TLS certificates (--nats-url)."`
@@ -39,6 +45,9 @@ type clusterFlags struct {
 	// maxBody is serve's --max-body: a request that large must cross
 	// nodes (cluster.Options.MaxMessageBytes).
 	maxBody int64
+	secret       string        `kong:"-"` // --cluster-secret, or read from --cluster-secret-file
+	syncAlways   bool          `kong:"-"` // --jetstream-sync always
+	syncInterval time.Duration `kong:"-"` // --jetstream-sync DURATION
 }
 
 func (f *clusterFlags) validate() error {
@@ -56,6 +65,12 @@ func (f *clusterFlags) validate() error {
 	}
 	if f.NATSCA != "" && len(f.NATSURL) == 0 {
 		return fmt.Errorf("--nats-ca goes with --nats-url")
+	}
+	if err := f.validateRoutes(); err != nil {
+		return err
+	}
+	if err := f.parseSync(); err != nil {
+		return err
 	}
 	if f.LeaseTTL <= 0 {
 		return fmt.Errorf("--lease-ttl must be positive (got %s)", f.LeaseTTL)
@@ -89,7 +104,12 @@ func (f *clusterFlags) start(ctx context.Context, log *slog.Logger, listen net.A
 		ClusterListen:    f.ClusterListen,
 		ClusterAdvertise: f.ClusterAdv,
 		Routes:           splitList(f.Routes),
-		Secret:           f.ClusterSecret,
+		Secret:           f.secret,
+		ClusterTLSCert:   f.ClusterTLS,
+		ClusterTLSKey:    f.ClusterTLSKey,
+		ClusterCA:        f.ClusterCA,
+		SyncAlways:       f.syncAlways,
+		SyncInterval:     f.syncInterval,
 		URLs:             splitList(f.NATSURL),
 		CredsFile:        f.NATSCreds,
 		CAFile:           f.NATSCA,
@@ -107,6 +127,56 @@ func (f *clusterFlags) start(ctx context.Context, log *slog.Logger, listen net.A
 		return nil, fmt.Errorf("joining the cluster: %w", err)
 	}
 	return node, nil
+}
+
+// validateRoutes checks how the routes authenticate, and reads the secret:
+// a route address needs a secret (from the flag, the environment or a
+// file), mutual TLS, or both.
+func (f *clusterFlags) validateRoutes() error {
+	f.secret = f.ClusterSecret
+	if f.SecretFile != "" {
+		if f.ClusterSecret != "" {
+			return fmt.Errorf("--cluster-secret and --cluster-secret-file give the same secret: choose one")
+		}
+		b, err := os.ReadFile(f.SecretFile)
+		if err != nil {
+			return fmt.Errorf("--cluster-secret-file: %w", err)
+		}
+		f.secret = strings.TrimRight(string(b), "\r\n")
+		if f.secret == "" {
+			return fmt.Errorf("--cluster-secret-file %s is empty", f.SecretFile)
+		}
+	}
+	tls := f.ClusterTLS != "" || f.ClusterTLSKey != "" || f.ClusterCA != ""
+	switch {
+	case tls && (f.ClusterTLS == "" || f.ClusterTLSKey == "" || f.ClusterCA == ""):
+		return fmt.Errorf("--cluster-tls-cert, --cluster-tls-key and --cluster-ca go together")
+	case tls && f.ClusterListen == "":
+		return fmt.Errorf("--cluster-tls-cert, --cluster-tls-key and --cluster-ca configure routes: they need --cluster-listen")
+	case f.ClusterListen != "" && f.secret == "" && !tls:
+		return fmt.Errorf("--cluster-listen needs route authentication: a secret (--cluster-secret-file, $MCP_ACTORS_CLUSTER_SECRET or --cluster-secret), mutual TLS (--cluster-tls-cert, --cluster-tls-key and --cluster-ca), or both")
+	}
+	return nil
+}
+
+// parseSync parses --jetstream-sync: "always" or a positive duration.
+func (f *clusterFlags) parseSync() error {
+	switch f.JetStreamSync {
+	case "":
+		return nil
+	case "always":
+		f.syncAlways = true
+	default:
+		d, err := time.ParseDuration(f.JetStreamSync)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("--jetstream-sync %q: want always or a positive duration (e.g. 1s)", f.JetStreamSync)
+		}
+		f.syncInterval = d
+	}
+	if len(f.NATSURL) > 0 {
+		return fmt.Errorf("--jetstream-sync configures the embedded NATS server; the servers of --nats-url are configured by their operator")
+	}
+	return nil
 }
 
 // eventDelay maps --event-delay to Options.EventDelay, where 0 means the

@@ -33,10 +33,23 @@ import (
 func TestServeRefusesBadFlags(t *testing.T) {
 	bin, err := binary()
 	require.NoError(t, err)
+	dir := t.TempDir()
+	secretFile, emptyFile := filepath.Join(dir, "secret"), filepath.Join(dir, "empty")
+	require.NoError(t, os.WriteFile(secretFile, []byte("s3cret\n"), 0o600))
+	require.NoError(t, os.WriteFile(emptyFile, []byte("\n"), 0o600))
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
+		// Routes authenticate: the message names the ways.
+		{[]string{"--cluster-listen", "127.0.0.1:0"}, "--cluster-secret-file"},
+		{[]string{"--cluster-listen", "127.0.0.1:0"}, "--cluster-tls-cert, --cluster-tls-key and --cluster-ca"},
+		{[]string{"--cluster-listen", "127.0.0.1:0", "--cluster-secret", "s", "--cluster-secret-file", secretFile}, "choose one"},
+		{[]string{"--cluster-listen", "127.0.0.1:0", "--cluster-secret-file", emptyFile}, "is empty"},
+		{[]string{"--cluster-listen", "127.0.0.1:0", "--cluster-tls-cert", "main.go"}, "--cluster-ca"},
+		{[]string{"--jetstream-sync", "sometimes"}, "--jetstream-sync"},
+		{[]string{"--jetstream-sync", "-1s"}, "--jetstream-sync"},
+		{[]string{"--jetstream-sync", "always", "--nats-url", "nats://127.0.0.1:4222"}, "--jetstream-sync"},
 		{[]string{"--path", "mcp"}, "--path"},
 		{[]string{"--path", ""}, "--path"},
 		{[]string{"--max-sessions", "0"}, "--max-sessions"},
@@ -223,4 +236,54 @@ func TestServeDebugLogs(t *testing.T) {
 	assert.NoError(t, err)
 	assert.EqualValues(t, 404, refused["status"])
 	assert.Equal(t, "session not found", refused["reason"])
+}
+
+// TestServeClusterSecretFile: two nodes join, one reading the secret from
+// --cluster-secret-file (with a trailing newline), the other from the
+// environment; the secret is in neither's log at debug level, NATS's
+// lines included, nor in `serve --help`.
+func TestServeClusterSecretFile(t *testing.T) {
+	const secret = "file-s3cret"
+	file := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(file, []byte(secret+"\n"), 0o600))
+	a, b := freeAddr(t), freeAddr(t)
+	routes := "nats-route://" + a + ",nats-route://" + b
+	n1 := startServe(t, nil, "--log-level", "debug", "--node-id", "f1", "--cluster-listen", a, "--routes", routes,
+		"--cluster-secret-file", file)
+	n2 := startServe(t, []string{"MCP_ACTORS_CLUSTER_SECRET=" + secret}, "--log-level", "debug", "--node-id", "f2",
+		"--cluster-listen", b, "--routes", routes)
+	for _, n := range []*serveProc{n1, n2} {
+		readyz := strings.TrimSuffix(n.url, "/mcp") + "/readyz"
+		require.Eventually(t, func() bool {
+			resp, err := http.Get(readyz)
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		}, 60*time.Second, 100*time.Millisecond, "the nodes join (their JetStream elects a leader)")
+	}
+	for _, n := range []*serveProc{n1, n2} {
+		log := n.stderr.String()
+		assert.Contains(t, log, "Route connection created", "NATS's debug lines are in the log")
+		assert.NotContains(t, log, secret)
+	}
+
+	bin, err := binary()
+	require.NoError(t, err)
+	help := exec.Command(bin, "serve", "--help")
+	help.Env = append(os.Environ(), "MCP_ACTORS_CLUSTER_SECRET="+secret)
+	out, err := help.CombinedOutput()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "--cluster-secret-file")
+	assert.NotContains(t, string(out), secret)
+}
+
+// freeAddr returns a loopback address with a port free right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
 }

@@ -14,6 +14,11 @@
 //	floorcl -addr 127.0.0.1:18101 -node 0 -cluster-listen 127.0.0.1:26230 \
 //	    -routes nats-route://127.0.0.1:26230,nats-route://127.0.0.1:26231,nats-route://127.0.0.1:26232
 //
+// Its NATS server is set up as mcp-actors serve's is: routes authenticate
+// with the secret in $FLOORCL_SECRET (required; run-peers.sh makes one per
+// run), and the client port admits only the in-process connection. Both
+// cost once per connection, nothing per message.
+//
 // It answers GET /readyz with 200 once it has routes to every other node
 // the -routes name. The script stops it with SIGTERM.
 package main
@@ -28,6 +33,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,7 +87,11 @@ func main() {
 	listen := flag.String("cluster-listen", "127.0.0.1:26230", "route listen address")
 	routes := flag.String("routes", "", "nats-route://HOST:PORT,... of every node")
 	flag.Parse()
-	nd, err := start(strconv.Itoa(*idx), *listen, *routes)
+	secret := os.Getenv("FLOORCL_SECRET")
+	if secret == "" {
+		log.Fatal("FLOORCL_SECRET is empty: routes authenticate with it")
+	}
+	nd, err := start(strconv.Itoa(*idx), *listen, *routes, secret)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -98,7 +108,7 @@ func main() {
 
 // start runs the embedded NATS server with routes and subscribes to this
 // node's subjects.
-func start(id, listen, routes string) (*node, error) {
+func start(id, listen, routes, secret string) (*node, error) {
 	host, port, err := net.SplitHostPort(listen)
 	if err != nil {
 		return nil, err
@@ -108,7 +118,8 @@ func start(id, listen, routes string) (*node, error) {
 		return nil, err
 	}
 	so := &server.Options{ServerName: "floorcl-" + id, NoSigs: true, Host: "127.0.0.1", Port: server.RANDOM_PORT,
-		Cluster: server.ClusterOpts{Name: "floorcl", Host: host, Port: p}}
+		Cluster:                    server.ClusterOpts{Name: "floorcl", Host: host, Port: p, Username: "floorcl", Password: secret},
+		CustomClientAuthentication: inProcessOnly{}}
 	nd := &node{id: id}
 	for _, r := range strings.Split(routes, ",") {
 		if r == "" {
@@ -118,6 +129,7 @@ func start(id, listen, routes string) (*node, error) {
 		if err != nil {
 			return nil, err
 		}
+		u.User = url.UserPassword("floorcl", secret)
 		so.Routes = append(so.Routes, u)
 		if u.Host != listen {
 			nd.peers++
@@ -140,6 +152,15 @@ func start(id, listen, routes string) (*node, error) {
 		return nil, err
 	}
 	return nd, nd.nc.Flush()
+}
+
+// inProcessOnly admits a client only through an in-process pipe, as
+// mcp-actors' embedded server does.
+type inProcessOnly struct{}
+
+func (inProcessOnly) Check(c server.ClientAuthentication) bool {
+	addr := c.RemoteAddress()
+	return c.Kind() == server.CLIENT && addr != nil && addr.Network() == "pipe"
 }
 
 // owner is the node of session sid.

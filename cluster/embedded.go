@@ -1,0 +1,159 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// The embedded NATS server is closed to strangers:
+//
+//	client port  none alone; with routes, one on loopback (the server
+//	             starts routing only once its client accept loop runs)
+//	             that admits no connection: inProcessOnly lets in only
+//	             the node's own in-process pipe (nats.InProcessServer)
+//	route port   every route authenticates: the secret (user routeUser),
+//	             mutual TLS (each side verifies the other's certificate
+//	             against ClusterCA), or both; Options refuse a route port
+//	             with neither
+//	log          the secret is redacted from every line (natsLogger)
+
+// startServer starts the embedded NATS server.
+func (n *Node) startServer() error {
+	so, err := n.opts.serverOptions()
+	if err != nil {
+		return err
+	}
+	ns, err := server.NewServer(so)
+	if err != nil {
+		return fmt.Errorf("cluster: embedded NATS server: %w", err)
+	}
+	// The server's debug lines (routes connecting, JetStream's elections)
+	// come only when the node's log shows debug lines.
+	debug := n.log.Enabled(context.Background(), slog.LevelDebug)
+	ns.SetLoggerV2(newNATSLogger(n.log, n.opts.Secret), debug, false, false)
+	ns.Start()
+	// Seconds at most, unless the machine is starved of CPU (seen: more
+	// than 10 s for a node started beside others under -race on 2 cores).
+	if !ns.ReadyForConnections(serverStartTimeout) {
+		ns.Shutdown()
+		return fmt.Errorf("cluster: the embedded NATS server did not start within %s", serverStartTimeout)
+	}
+	n.ns = ns
+	return nil
+}
+
+// serverStartTimeout bounds the embedded server's start.
+const serverStartTimeout = 30 * time.Second
+
+// serverOptions returns the embedded server's options.
+func (o Options) serverOptions() (*server.Options, error) {
+	so := &server.Options{
+		ServerName:                 o.NodeID,
+		JetStream:                  true,
+		StoreDir:                   o.DataDir,
+		NoSigs:                     true,
+		DontListen:                 true,
+		JetStreamMaxMemory:         256 << 20,
+		CustomClientAuthentication: inProcessOnly{},
+		SyncAlways:                 o.SyncAlways,
+		SyncInterval:               o.SyncInterval, // 0: NATS's default (2 min)
+	}
+	if o.ClusterListen == "" {
+		return so, nil
+	}
+	// A server with a route port waits for a client port before it
+	// reports ready, and routes only once it has one: give it one, on
+	// loopback, where inProcessOnly admits nobody.
+	so.DontListen = false
+	so.Host, so.Port = "127.0.0.1", server.RANDOM_PORT
+	host, port, _ := net.SplitHostPort(o.ClusterListen)
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, fmt.Errorf("%w: cluster listen port %q", ErrInvalidOptions, port)
+	}
+	if p == 0 {
+		p = server.RANDOM_PORT
+	}
+	so.Cluster = server.ClusterOpts{Name: o.ClusterName, Host: host, Port: p, Advertise: o.ClusterAdvertise}
+	if o.Secret != "" {
+		so.Cluster.Username, so.Cluster.Password = routeUser, o.Secret
+	}
+	if o.routeTLS() {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{
+			CertFile: o.ClusterTLSCert, KeyFile: o.ClusterTLSKey, CaFile: o.ClusterCA, Verify: true,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%w: route TLS: %v", ErrInvalidOptions, err)
+		}
+		// The CAs verify the nodes this one dials as well as those that
+		// dial it (GenTLSConfig sets them for the latter only).
+		tc.RootCAs = tc.ClientCAs
+		so.Cluster.TLSConfig = tc
+	}
+	for _, r := range o.Routes {
+		u, _ := url.Parse(r)
+		if o.Secret != "" {
+			u.User = url.UserPassword(routeUser, o.Secret)
+		}
+		so.Routes = append(so.Routes, u)
+	}
+	return so, nil
+}
+
+// routeUser is the user name of authenticated routes.
+const routeUser = "mcp-actors"
+
+// inProcessOnly is the embedded server's client authentication: it admits
+// a client connection only if it comes through an in-process pipe
+// (nats.InProcessServer), which only this process can open, whatever
+// credentials it presents. A connection to the client port, from any
+// process, is refused. Only clients are checked here: routes have their
+// own authentication, and the server's internal clients (system account,
+// JetStream) are not authenticated. An admitted client is in the global
+// account, where JetStream is (server.processConnect).
+type inProcessOnly struct{}
+
+func (inProcessOnly) Check(c server.ClientAuthentication) bool {
+	addr := c.RemoteAddress()
+	return c.Kind() == server.CLIENT && addr != nil && addr.Network() == "pipe"
+}
+
+// natsLogger writes the embedded server's log to slog: notices at debug
+// (it is chatty), warnings and errors as such. The route secret, as given
+// and as escaped in a route URL, reads [REDACTED] in every line.
+type natsLogger struct {
+	log    *slog.Logger
+	redact *strings.Replacer // nil without a secret
+}
+
+func newNATSLogger(log *slog.Logger, secret string) natsLogger {
+	l := natsLogger{log: log}
+	if secret != "" {
+		escaped := strings.TrimPrefix(url.UserPassword(routeUser, secret).String(), routeUser+":")
+		l.redact = strings.NewReplacer(secret, "[REDACTED]", escaped, "[REDACTED]")
+	}
+	return l
+}
+
+func (l natsLogger) line(f string, v []any) string {
+	s := "nats: " + fmt.Sprintf(f, v...)
+	if l.redact != nil {
+		s = l.redact.Replace(s)
+	}
+	return s
+}
+
+func (l natsLogger) Noticef(f string, v ...any) { l.log.Debug(l.line(f, v)) }
+func (l natsLogger) Warnf(f string, v ...any)   { l.log.Warn(l.line(f, v)) }
+func (l natsLogger) Fatalf(f string, v ...any)  { l.log.Error(l.line(f, v)) }
+func (l natsLogger) Errorf(f string, v ...any)  { l.log.Error(l.line(f, v)) }
+func (l natsLogger) Debugf(f string, v ...any)  { l.log.Debug(l.line(f, v)) }
+func (l natsLogger) Tracef(f string, v ...any)  {}
