@@ -44,7 +44,7 @@ type clusterFlags struct {
 
 	// maxBody is serve's --max-body: a request that large must cross
 	// nodes (cluster.Options.MaxMessageBytes).
-	maxBody int64
+	maxBody      int64
 	secret       string        `kong:"-"` // --cluster-secret, or read from --cluster-secret-file
 	syncAlways   bool          `kong:"-"` // --jetstream-sync always
 	syncInterval time.Duration `kong:"-"` // --jetstream-sync DURATION
