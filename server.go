@@ -220,7 +220,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 			return metrics.ClusterStats{Routed: st.Routed, Received: st.Received, FramesOut: st.FramesOut, FramesIn: st.FramesIn,
 				Takeovers: st.Takeovers, HopTime: st.HopTime, LeaseRenewals: st.LeaseRenewals, LeaseRenewalFailures: st.LeaseRenewalFailures,
 				EventsLogged: st.EventsLogged, EventsRestored: st.EventsRestored, EventBatches: st.EventBatches, WriteFailures: st.WriteFailures,
-				Unacknowledged: st.Unacknowledged, NATSErrors: st.NATSErrors, Acting: st.Acting,
+				Unacknowledged: st.Unacknowledged, LostAnswers: st.LostAnswers, NATSErrors: st.NATSErrors, Acting: st.Acting,
 				GoneStreams: st.GoneStreams, ForeignEvents: st.ForeignEvents,
 				ChunkedOut: st.ChunkedOut, ChunkedIn: st.ChunkedIn, PartialsDropped: st.PartialsDropped, EventsTooLarge: st.EventsTooLarge}
 		})

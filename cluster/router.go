@@ -50,6 +50,7 @@ type Router struct {
 
 	lookups    singleflight.Group // locate, one lookup per session at once
 	lookupJobs chan lookupJob     // routed messages for sessions not here, for the lookup workers
+	running    runningSet         // requests running here for other nodes' streams, and digests (running.go)
 	recordTTL  atomic.Int64       // SetRecordTTL
 
 	detaching   sync.Map     // messages.StreamID → struct{}: gone streams being reported (streams.go)
@@ -514,8 +515,12 @@ func (r *Router) respond(msg *nats.Msg, m messages.ActorMessage, status, why str
 	if msg.Reply == "" {
 		return
 	}
+	hr, isRequest := m.(*messages.HandleRequest)
+	if isRequest && status == statusOK {
+		r.runs(hr.Stream)
+	}
 	if msg.Header.Get(headerOp) == opAsync && status == statusOK {
-		if hr, ok := m.(*messages.HandleRequest); ok {
+		if isRequest {
 			r.ackLater(hr.Stream, msg.Reply)
 		}
 		return
@@ -591,6 +596,7 @@ func (r *Router) DeliverStream(ev messages.StreamEvent) bool {
 	if ev.Stream.Node == r.node.ID() {
 		return r.streams.Deliver(ev)
 	}
+	defer r.answered(ev) // after the event is on its way: a digest follows it
 	data, err := messages.EncodeStreamEvent(ev)
 	if err != nil {
 		r.node.log.Error("encoding a stream event failed", "stream", ev.Stream.String(), "err", err)
@@ -610,6 +616,10 @@ func (r *Router) DeliverStream(ev messages.StreamEvent) bool {
 
 // onStream receives an event for one of this node's streams (streams.go).
 func (r *Router) onStream(msg *nats.Msg) {
+	if msg.Header != nil && msg.Header.Get(headerOp) == opRunning {
+		r.onDigest(msg)
+		return
+	}
 	ev, err := messages.DecodeStreamEvent(msg.Data)
 	if err != nil {
 		r.node.log.Warn("dropping a stream event that cannot be read", "err", err)

@@ -7,15 +7,16 @@ import (
 
 // stats counts what a node's router does, for metrics (Router.Stats).
 type stats struct {
-	routed    atomic.Int64 // messages sent to another node
-	received  atomic.Int64 // messages received from another node
-	framesOut atomic.Int64 // stream events sent to another node
-	framesIn  atomic.Int64 // stream events received from another node
-	takeovers atomic.Int64 // sessions taken over from a lost node
-	hopNanos  atomic.Int64 // time spent waiting for routed messages' acks
-	logged    atomic.Int64 // events appended to the event log
-	restored  atomic.Int64 // events read back from it for sessions taken over
-	unacked   atomic.Int64 // requests sent from here that no acknowledgement reached in time
+	routed      atomic.Int64 // messages sent to another node
+	received    atomic.Int64 // messages received from another node
+	framesOut   atomic.Int64 // stream events sent to another node
+	framesIn    atomic.Int64 // stream events received from another node
+	takeovers   atomic.Int64 // sessions taken over from a lost node
+	hopNanos    atomic.Int64 // time spent waiting for routed messages' acks
+	logged      atomic.Int64 // events appended to the event log
+	restored    atomic.Int64 // events read back from it for sessions taken over
+	unacked     atomic.Int64 // requests sent from here that no acknowledgement reached in time
+	lostAnswers atomic.Int64 // requests accepted elsewhere whose answer was lost on its way here (running.go)
 
 	goneStreams atomic.Int64 // sessions told that a stream they sent to is not held here (streams.go)
 }
@@ -35,6 +36,7 @@ type Stats struct {
 	EventBatches         int64 // writes of the event log (batches of events)
 	WriteFailures        int64 // event log and directory writes that failed
 	Unacknowledged       int64 // routed requests that no acknowledgement reached in time (acks.go)
+	LostAnswers          int64 // routed requests whose answer was lost between nodes (running.go)
 	NATSErrors           int64 // asynchronous NATS errors: slow consumers, dropped messages
 	Acting               bool  // the node acts for its sessions: its lease is surely alive
 	GoneStreams          int64 // sessions told that a stream they sent an event to is not held here
@@ -53,7 +55,7 @@ func (r *Router) Stats() Stats {
 		Takeovers: r.stats.takeovers.Load(), HopTime: time.Duration(r.stats.hopNanos.Load()),
 		LeaseRenewals: r.node.renewals.Load(), LeaseRenewalFailures: r.node.renewFailures.Load(),
 		EventsLogged: r.stats.logged.Load(), EventsRestored: r.stats.restored.Load(), EventBatches: r.node.evw.written.Load(),
-		WriteFailures: r.node.asyncFailures.Load(), Unacknowledged: r.stats.unacked.Load(),
+		WriteFailures: r.node.asyncFailures.Load(), Unacknowledged: r.stats.unacked.Load(), LostAnswers: r.stats.lostAnswers.Load(),
 		NATSErrors: r.node.natsErrors.Load(), Acting: r.node.Standalone() || r.node.acting(),
 		GoneStreams: r.stats.goneStreams.Load(), ForeignEvents: r.streams.ForeignEvents(),
 		ChunkedOut: r.chunks.sent.Load(), ChunkedIn: r.chunks.received.Load(), PartialsDropped: r.chunks.dropped.Load(),

@@ -32,7 +32,7 @@ func (r *Router) watch(stop <-chan struct{}) {
 	defer r.watchDone.Done()
 	t := time.NewTicker(ackTick)
 	defer t.Stop()
-	var lastOwners time.Time
+	var lastOwners, lastDigest time.Time
 	for {
 		var now time.Time
 		select {
@@ -42,6 +42,10 @@ func (r *Router) watch(stop <-chan struct{}) {
 		}
 		r.sendAcks(now)
 		r.checkAcks(now)
+		if now.Sub(lastDigest) >= runningTick {
+			lastDigest = now
+			r.sendDigests(now)
+		}
 		if now.Sub(lastOwners) >= r.node.opts.LeaseTTL/4 {
 			lastOwners = now
 			r.checkOwners(stop)

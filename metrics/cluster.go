@@ -20,6 +20,7 @@ type ClusterStats struct {
 	EventBatches         int64 // writes of the event log (one batch of events each)
 	WriteFailures        int64 // event log and state writes that failed
 	Unacknowledged       int64 // routed requests that no acknowledgement reached in time
+	LostAnswers          int64 // routed requests whose answer was lost between nodes
 	NATSErrors           int64 // asynchronous NATS errors (slow consumers)
 	Acting               bool  // the node acts for its sessions (its lease is surely alive)
 	GoneStreams          int64 // sessions told that a stream they sent an event to is gone
@@ -42,6 +43,7 @@ type ClusterStats struct {
 //	mcp_cluster_event_batches_total        (÷ into events logged = events per write)
 //	mcp_cluster_write_failures_total
 //	mcp_cluster_unacknowledged_requests_total
+//	mcp_cluster_lost_answers_total
 //	mcp_cluster_nats_errors_total
 //	mcp_cluster_acting                     (1 while the node's lease is surely alive, else 0)
 //	mcp_cluster_gone_streams_total
@@ -81,6 +83,8 @@ func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 			func(s ClusterStats) float64 { return float64(s.WriteFailures) }),
 		counter("mcp_cluster_unacknowledged_requests_total", "Requests routed to another node that no acknowledgement reached in time: ended with an error, or delivered again after a takeover.", nil,
 			func(s ClusterStats) float64 { return float64(s.Unacknowledged) }),
+		counter("mcp_cluster_lost_answers_total", "Requests routed to another node, accepted there, whose answer was lost on its way back: ended with an error.", nil,
+			func(s ClusterStats) float64 { return float64(s.LostAnswers) }),
 		counter("mcp_cluster_nats_errors_total", "Asynchronous NATS errors: a subscription that fell behind (slow consumer) and dropped messages.", nil,
 			func(s ClusterStats) float64 { return float64(s.NATSErrors) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcp_cluster_acting",
