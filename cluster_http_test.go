@@ -53,7 +53,7 @@ func startHTTPCluster(t *testing.T, n int, name string, catalog func(*mcpactors.
 		t.Skip("starts a cluster")
 	}
 	c := &httpCluster{t: t, dir: t.TempDir(), catalog: catalog, httpOpts: httpOpts,
-		base: cluster.Options{ClusterName: name, Logger: quietLogger()}}
+		base: cluster.Options{ClusterName: name, Logger: quietLogger(), Secret: "http-cluster-secret"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	nodes, err := cluster.StartLocal(ctx, n, c.dir, c.base)

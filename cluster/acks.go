@@ -28,7 +28,8 @@ import (
 // The acknowledgement's bounds.
 const (
 	ackDelay = 200 * time.Millisecond // the owner acknowledges a request not answered by then
-	ackBound = 2 * time.Second        // the holder waits this long for an acknowledgement
+	ackBound = 2 * time.Second        // the holder waits this long for an acknowledgement,
+	ackPerMB = 250 * time.Millisecond // and this much more per MiB of the request (it crosses in chunks)
 	ackTick  = 100 * time.Millisecond // how often both look
 )
 
@@ -82,7 +83,7 @@ func (r *Router) heard(stream messages.StreamID) {
 // accepted records that the owner accepted the request of stream: its
 // body is let go.
 func (r *Router) accepted(stream messages.StreamID, rs *remoteStream) {
-	next := &remoteStream{owner: rs.owner, session: rs.session, reqID: rs.reqID}
+	next := &remoteStream{owner: rs.owner, session: rs.session, reqID: rs.reqID, ackBound: rs.ackBound}
 	r.remote.CompareAndSwap(stream, rs, next)
 }
 
@@ -91,7 +92,7 @@ func (r *Router) accepted(stream messages.StreamID, rs *remoteStream) {
 func (r *Router) checkAcks(now time.Time) {
 	r.remote.Range(func(k, v any) bool {
 		rs := v.(*remoteStream)
-		if rs.req == nil || now.Sub(rs.sent) < ackBound || !r.remote.CompareAndDelete(k, v) {
+		if rs.req == nil || now.Sub(rs.sent) < rs.ackBound || !r.remote.CompareAndDelete(k, v) {
 			return true
 		}
 		r.goBackground(func() { r.unacknowledged(rs) })
@@ -104,7 +105,7 @@ func (r *Router) checkAcks(now time.Time) {
 // ended with an error otherwise.
 func (r *Router) unacknowledged(rs *remoteStream) {
 	r.stats.unacked.Add(1)
-	r.node.log.Warn("a routed request was not acknowledged in time", "session", logID(rs.session), "owner", rs.owner, "bound", ackBound)
+	r.node.log.Warn("a routed request was not acknowledged in time", "session", logID(rs.session), "owner", rs.owner, "bound", rs.ackBound)
 	alive, err := r.node.Alive(r.ctx, rs.owner)
 	if err == nil && !alive {
 		r.redeliver(rs, errNoOwner)

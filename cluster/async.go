@@ -42,7 +42,7 @@ func (r *Router) sendAsync(owner, id string, m *messages.HandleRequest) error {
 	msg.Header.Set(headerOp, opAsync)
 	msg.Reply = r.asyncReply + asyncToken(m.Stream)
 	msg.Data = data
-	r.track(owner, id, m) // first: a complaint finds it
+	r.track(owner, id, m, len(data)) // first: a complaint finds it
 	r.stats.routed.Add(1)
 	if err := r.chunks.publish(msg); err != nil {
 		r.remote.Delete(m.Stream)
@@ -130,4 +130,6 @@ type remoteStream struct {
 	reqID   messages.ID             // the request's ID; zero for a GET stream
 	req     *messages.HandleRequest // the request, until the owner accepted it (acks.go)
 	sent    time.Time               // when the request was sent
+	// ackBound is how long the owner has to acknowledge it (acks.go).
+	ackBound time.Duration
 }

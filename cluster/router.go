@@ -51,6 +51,7 @@ type Router struct {
 	lookups    singleflight.Group // locate, one lookup per session at once
 	lookupJobs chan lookupJob     // routed messages for sessions not here, for the lookup workers
 	running    runningSet         // requests running here for other nodes' streams, and digests (running.go)
+	checking   atomic.Bool        // a look at the owners of the streams held here is under way (watch.go)
 	recordTTL  atomic.Int64       // SetRecordTTL
 
 	detaching   sync.Map     // messages.StreamID → struct{}: gone streams being reported (streams.go)
@@ -413,7 +414,7 @@ func (r *Router) Deliver(ctx context.Context, id string, m messages.ActorMessage
 			return unavailable(err)
 		}
 		if next == "" {
-			r.track(owner, id, m)
+			r.track(owner, id, m, len(data))
 			return nil
 		}
 		owner = next

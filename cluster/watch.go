@@ -14,11 +14,13 @@ import (
 // over at its next message), and a GET stream ends, so that the client
 // reconnects (to any node, which takes the session over).
 
-// track records that the stream of m, for session id, waits on owner.
-func (r *Router) track(owner, id string, m messages.ActorMessage) {
+// track records that the stream of m, for session id, waits on owner; m
+// takes size bytes.
+func (r *Router) track(owner, id string, m messages.ActorMessage, size int) {
 	switch m := m.(type) {
 	case *messages.HandleRequest:
-		r.remote.Store(m.Stream, &remoteStream{owner: owner, session: id, reqID: m.Msg.ID, req: m, sent: time.Now()})
+		r.remote.Store(m.Stream, &remoteStream{owner: owner, session: id, reqID: m.Msg.ID, req: m, sent: time.Now(),
+			ackBound: ackBound + time.Duration(size>>20)*ackPerMB})
 	case *messages.AttachStream:
 		r.remote.Store(m.Stream, &remoteStream{owner: owner, session: id})
 	}
@@ -46,9 +48,13 @@ func (r *Router) watch(stop <-chan struct{}) {
 			lastDigest = now
 			r.sendDigests(now)
 		}
-		if now.Sub(lastOwners) >= r.node.opts.LeaseTTL/4 {
+		if now.Sub(lastOwners) >= r.node.opts.LeaseTTL/4 && !r.checking.Swap(true) {
+			// Lease reads may take a while: off this goroutine, which
+			// must go on acknowledging requests every tick.
 			lastOwners = now
-			r.checkOwners(stop)
+			if !r.goBackground(func() { defer r.checking.Store(false); r.checkOwners(stop) }) {
+				r.checking.Store(false)
+			}
 		}
 	}
 }
