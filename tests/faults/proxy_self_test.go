@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -266,6 +267,10 @@ func TestRoutesCrossProxies(t *testing.T) {
 	}
 
 	c.proxies.heal()
-	c.waitReady()
-	assert.Equal(t, []string{"n1-n2", "n1-n3", "n2-n3"}, c.proxies.count().pairs(), "every pair is joined again")
+	c.waitReady() // ready with one route: the others follow
+	var pairs []string
+	assert.Eventually(t, func() bool {
+		pairs = c.proxies.count().pairs()
+		return slices.Equal(pairs, []string{"n1-n2", "n1-n3", "n2-n3"})
+	}, 30*time.Second, 50*time.Millisecond, "every pair is joined again: %v", &pairs)
 }
