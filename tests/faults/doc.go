@@ -12,7 +12,8 @@
 //
 // Faults: a route proxy per node cuts, holds (a black hole: TCP open,
 // nothing forwarded), holds one way, or delays what one node sends another
-// (proxy_test.go); a process is paused (SIGSTOP) and resumed (SIGCONT), or
+// (proxy_test.go), or drops chosen NATS messages, read from the route
+// protocol that crosses it (routefilter_test.go); a process is paused (SIGSTOP) and resumed (SIGCONT), or
 // killed and restarted with the same node ID (node_test.go).
 //
 // What the history check holds every test to (history_test.go): each
@@ -29,11 +30,15 @@
 //	TestPauseOwner           n1 SIGSTOPped past lease + failover bound, SIGCONT; failover time logged
 //	TestQuorumLoss           n2, n3 killed: n1 answers within a second, refuses sessions; they return
 //	TestRestartStreamHolder  the node holding a long call's stream restarts: new clients get only their frames
+//	TestDropRoutedRequest    a routed request dropped n2→n1: the POST ends with a JSON-RPC error in ~2 s; the next call is answered
+//	TestDropStreamEvent      a stream event dropped n1→n2: a progress notification (answered), the final frame (must end)
 //
 // TestRestartStreamHolder fails until stream IDs are unique across
-// restarts, and is skipped unless MCP_ACTORS_FAULTS_PENDING=1:
+// restarts, and the final-frame case of TestDropStreamEvent until a
+// request whose answer is lost between nodes still ends; both are skipped
+// unless MCP_ACTORS_FAULTS_PENDING=1:
 //
-//	MCP_ACTORS_FAULTS_PENDING=1 go test -race -run TestRestartStreamHolder ./tests/faults/
+//	MCP_ACTORS_FAULTS_PENDING=1 go test -race -run 'TestRestartStreamHolder|TestDropStreamEvent' ./tests/faults/
 //
 // The harness's own tests (the proxy, the checker) always run. Nothing
 // sleeps to synchronise: waits are on I/O, bounded; timed faults hold for

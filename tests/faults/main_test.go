@@ -87,3 +87,14 @@ func skipUntilStreamIdentity(t *testing.T) {
 		t.Skip("until stream IDs are unique across restarts: issue 19")
 	}
 }
+
+// skipUntilEveryRequestEnds skips a test that fails until a routed
+// request whose final frame is lost between nodes still ends (issue 19,
+// point 5) unless MCP_ACTORS_FAULTS_PENDING=1.
+func skipUntilEveryRequestEnds(t *testing.T) {
+	t.Helper()
+	if os.Getenv(pendingEnv) != "1" {
+		t.Skip("until a routed request whose final frame is lost between nodes still ends: " +
+			"today its POST waits as long as the owner lives (issue 19, point 5)")
+	}
+}
