@@ -32,6 +32,7 @@
 //	TestRestartStreamHolder  the node holding a long call's stream restarts: new clients get only their frames
 //	TestDropRoutedRequest    a routed request dropped n2→n1: the POST ends with a JSON-RPC error in ~2 s; the next call is answered
 //	TestDropStreamEvent      a stream event dropped n1→n2: a progress notification (answered), the final frame (must end)
+//	TestFloodUnknownSessions 10,000 made-up IDs of n1 sent to n2: each 404; n1's real sessions' p50/p99 against a control flood
 //
 // TestRestartStreamHolder fails until stream IDs are unique across
 // restarts, and the final-frame case of TestDropStreamEvent until a
