@@ -12,8 +12,8 @@ import (
 )
 
 // cluster is three `mcp-actors serve` processes (n1, n2, n3) whose routes
-// all cross the route proxies, each with its own data dir, the cluster
-// secret and a short lease.
+// all cross the route proxies, each with its own data dir, the cluster's
+// name and secret and a short lease.
 type cluster struct {
 	t       *testing.T
 	nodes   []*node
@@ -23,6 +23,19 @@ type cluster struct {
 
 // clusterSecret is every node's --cluster-secret.
 const clusterSecret = "faults-secret"
+
+// clusterName is every node's --cluster-name: the subjects the nodes use
+// on NATS are named under it (sessionSubject, streamSubject).
+const clusterName = "faults"
+
+// sessionSubject is the subject of the actor messages for node's
+// sessions (cluster/subjects.go): what another node routes to it.
+func sessionSubject(node string) string { return "mcpx." + clusterName + ".node." + node + ".session" }
+
+// streamSubject is the subject of the stream events for the streams node
+// holds (cluster/subjects.go): what an owner sends the node that holds
+// its client's stream.
+func streamSubject(node string) string { return "mcpx." + clusterName + ".node." + node + ".stream" }
 
 // startCluster starts the proxies and the three nodes, and waits until
 // every node's /readyz says ready. At the end of t every node gets SIGTERM
@@ -43,7 +56,7 @@ func startCluster(t *testing.T, lease time.Duration) *cluster {
 		c.nodes = append(c.nodes, startNode(t, id,
 			"--node-id", id, "--data-dir", t.TempDir(),
 			"--cluster-listen", listen[id], "--cluster-advertise", c.proxies.addr(id),
-			"--routes", strings.Join(routes, ","), "--cluster-secret", clusterSecret,
+			"--routes", strings.Join(routes, ","), "--cluster-name", clusterName, "--cluster-secret", clusterSecret,
 			"--lease-ttl", lease.String()))
 	}
 	t.Cleanup(c.stopAll) // before each node's own cleanup, after the test's

@@ -12,7 +12,8 @@
 //
 // Faults: a route proxy per node cuts, holds (a black hole: TCP open,
 // nothing forwarded), holds one way, or delays what one node sends another
-// (proxy_test.go); a process is paused (SIGSTOP) and resumed (SIGCONT), or
+// (proxy_test.go), or drops chosen NATS messages, read from the route
+// protocol that crosses it (routefilter_test.go); a process is paused (SIGSTOP) and resumed (SIGCONT), or
 // killed and restarted with the same node ID (node_test.go).
 //
 // What the history check holds every test to (history_test.go): each
@@ -29,6 +30,9 @@
 //	TestPauseOwner           n1 SIGSTOPped past lease + failover bound, SIGCONT; failover time logged
 //	TestQuorumLoss           n2, n3 killed: n1 answers within a second, refuses sessions; they return
 //	TestRestartStreamHolder  the node holding a long call's stream restarts: new clients get only their frames
+//	TestDropRoutedRequest    a routed request dropped n2→n1: the POST ends with a JSON-RPC error in ~2 s; the next call is answered
+//	TestDropStreamEvent      a stream event dropped n1→n2: a progress notification (answered), the final frame (must end)
+//	TestFloodUnknownSessions 10,000 made-up IDs of n1 sent to n2: each 404; n1's real sessions' p50/p99 against a control flood
 //
 // The harness's own tests (the proxy, the checker) always run. Nothing
 // sleeps to synchronise: waits are on I/O, bounded; timed faults hold for

@@ -19,7 +19,8 @@ import (
 
 // fakeNode speaks the start of a NATS route handshake on a loopback
 // port: it sends its INFO line to every connection, then echoes every
-// line it reads and passes it on to got.
+// line it reads and passes it on to got. The tests send it lines of the
+// route protocol (RS+, RMSG and its payload), which the proxies read.
 type fakeNode struct {
 	name string
 	ln   net.Listener
@@ -167,44 +168,44 @@ func TestRouteProxyFaults(t *testing.T) {
 		s.delay("b", 150*time.Millisecond)
 		defer s.heal()
 		start := time.Now()
-		ab.send("slow")
-		require.Equal(t, "slow\r\n", ab.read(5*time.Second))
+		ab.send("RS+ $G slow")
+		require.Equal(t, "RS+ $G slow\r\n", ab.read(5*time.Second))
 		assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "the delay, each way")
 	})
 
 	t.Run("one way: what reaches b is held", func(t *testing.T) {
 		s.oneWay("b", true)
 		defer s.heal() // also when a check fails
-		ab.send("held")
+		ab.send("RS+ $G held")
 		assert.Equal(t, "timeout", ab.read(quiet), "a's bytes do not reach b")
-		ba.send("from b")
+		ba.send("RS+ $G from-b")
 		assert.Equal(t, "timeout", ba.read(quiet), "b's bytes reach a, a's echo does not reach b")
 		s.heal()
-		assert.Equal(t, "held\r\n", ab.read(5*time.Second), "held bytes go on once healed")
-		assert.Equal(t, "from b\r\n", ba.read(5*time.Second))
+		assert.Equal(t, "RS+ $G held\r\n", ab.read(5*time.Second), "held bytes go on once healed")
+		assert.Equal(t, "RS+ $G from-b\r\n", ba.read(5*time.Second))
 	})
 
 	t.Run("one way: what b sends is held", func(t *testing.T) {
 		s.oneWay("b", false)
 		defer s.heal() // also when a check fails
-		ab.send("to b")
-		require.True(t, b.receives("to b\r\n", 5*time.Second), "a's bytes reach b")
+		ab.send("RS+ $G to-b")
+		require.True(t, b.receives("RS+ $G to-b\r\n", 5*time.Second), "a's bytes reach b")
 		assert.Equal(t, "timeout", ab.read(quiet), "b's echo does not reach a")
 		s.heal()
-		assert.Equal(t, "to b\r\n", ab.read(5*time.Second))
+		assert.Equal(t, "RS+ $G to-b\r\n", ab.read(5*time.Second))
 	})
 
 	t.Run("black hole", func(t *testing.T) {
 		s.blackhole("a")
 		defer s.heal() // also when a check fails
-		ab.send("lost for now")
-		ba.send("also")
+		ab.send("RS+ $G lost-for-now")
+		ba.send("RS+ $G also")
 		assert.Equal(t, "timeout", ab.read(quiet))
 		assert.Equal(t, "timeout", ba.read(quiet))
 		assert.Equal(t, 2, len(s.count().live), "the connections stay open")
 		s.heal()
-		assert.Equal(t, "lost for now\r\n", ab.read(5*time.Second))
-		assert.Equal(t, "also\r\n", ba.read(5*time.Second))
+		assert.Equal(t, "RS+ $G lost-for-now\r\n", ab.read(5*time.Second))
+		assert.Equal(t, "RS+ $G also\r\n", ba.read(5*time.Second))
 	})
 
 	t.Run("cut", func(t *testing.T) {
@@ -226,12 +227,13 @@ func TestRouteProxyFaults(t *testing.T) {
 
 		s.heal()
 		again := dialFake(t, s, "a", "b")
-		again.send("back")
-		assert.Equal(t, "back\r\n", again.read(5*time.Second))
+		again.send("RS+ $G back")
+		assert.Equal(t, "RS+ $G back\r\n", again.read(5*time.Second))
 	})
 	rc = s.count()
 	assert.Zero(t, rc.untold, "%s", rc)
 	assert.Zero(t, rc.untagged, "%s", rc)
+	assert.Zero(t, rc.unparsed, "%s", rc)
 }
 
 // TestRoutesCrossProxies: in a three-node cluster every route crosses
@@ -249,6 +251,7 @@ func TestRoutesCrossProxies(t *testing.T) {
 	assert.Equal(t, []string{"n1-n2", "n1-n3", "n2-n3"}, rc.pairs(), "every pair is joined through the proxies")
 	assert.Zero(t, rc.untagged)
 	assert.Zero(t, rc.untold)
+	assert.Zero(t, rc.unparsed, "the routes' bytes read as the route protocol")
 	for l := range rc.live {
 		assert.NotEqual(t, l.from, l.to, "a node routed to itself")
 	}
@@ -273,4 +276,5 @@ func TestRoutesCrossProxies(t *testing.T) {
 		pairs = c.proxies.count().pairs()
 		return slices.Equal(pairs, []string{"n1-n2", "n1-n3", "n2-n3"})
 	}, 30*time.Second, 50*time.Millisecond, "every pair is joined again: %v", &pairs)
+	assert.Zero(t, c.proxies.count().unparsed, "the routes' bytes read as the route protocol")
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,19 +36,25 @@ import (
 //	hold   bytes held, not forwarded, TCP left open (a paused or black-holed
 //	       peer); delivered in order once healed
 //	delay  bytes forwarded no sooner than the delay after they were read
+//	drop   the next n messages whose subject matches a pattern dropped,
+//	       whole, everything else passed (dropNext, routefilter_test.go)
 //
 // A cut of either direction cuts the pair (a connection carries both).
+// Every connection's bytes are read, each way, as the NATS route protocol
+// (routefilter_test.go), whether a rule drops anything or not.
 type routeProxies struct {
 	logf func(format string, args ...any) // the test's log
 
-	mu      sync.Mutex
-	proxies map[string]*routeProxy // node ID → the proxy in front of it
-	faults  map[link]linkFault
-	ids     map[string]string // NATS server ID → node ID, learned from INFO lines
-	conns   map[*routeConn]struct{}
-	changed chan struct{} // closed and replaced whenever faults change
-	closed  bool
-	untold  int // connections closed because their dialer could not be told
+	mu       sync.Mutex
+	proxies  map[string]*routeProxy // node ID → the proxy in front of it
+	faults   map[link]linkFault
+	ids      map[string]string // NATS server ID → node ID, learned from INFO lines
+	conns    map[*routeConn]struct{}
+	changed  chan struct{} // closed and replaced whenever faults change
+	closed   bool
+	untold   int         // connections closed because their dialer could not be told
+	rules    []*dropRule // dropNext
+	unparsed int         // connection directions whose bytes stopped reading as the route protocol
 
 	wg sync.WaitGroup // accept loops and pipes
 }
@@ -91,6 +98,9 @@ type routeConn struct {
 	told     chan struct{} // closed once the dialer is known, or will be known from its INFO
 	done     chan struct{} // closed when the connection is closed
 	doneOnce sync.Once
+	// dedicated: the connection is an account's own route (its messages
+	// name no account), learned from the dialer's INFO.
+	dedicated atomic.Bool
 }
 
 // sniffLimit bounds how much of a handshake a proxy reads to tag a
@@ -171,6 +181,7 @@ func (s *routeProxies) dialerToNode(c *routeConn) {
 	defer s.drop(c)
 	var sniffed []byte
 	tagging := true
+	in := &routeReader{dedicated: &c.dedicated}
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := c.in.Read(buf)
@@ -180,11 +191,13 @@ func (s *routeProxies) dialerToNode(c *routeConn) {
 				sniffed = append(sniffed, buf[:n]...)
 				tagging = s.tag(c, sniffed)
 			}
-			if !s.pass(c, true, readAt) {
-				return
-			}
-			if _, werr := c.out.Write(buf[:n]); werr != nil {
-				return
+			if b := in.feed(buf[:n], side{s, c, true}); len(b) > 0 {
+				if !s.pass(c, true, readAt) {
+					return
+				}
+				if _, werr := c.out.Write(b); werr != nil {
+					return
+				}
 			}
 		}
 		if err != nil {
@@ -200,6 +213,7 @@ func (s *routeProxies) nodeToDialer(c *routeConn) {
 	defer s.drop(c)
 	learning := true
 	var sniffed []byte
+	back := &routeReader{dedicated: &c.dedicated}
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := c.out.Read(buf)
@@ -214,11 +228,13 @@ func (s *routeProxies) nodeToDialer(c *routeConn) {
 			case <-c.done:
 				return
 			}
-			if !s.pass(c, false, readAt) {
-				return
-			}
-			if _, werr := c.in.Write(buf[:n]); werr != nil {
-				return
+			if b := back.feed(buf[:n], side{s, c, false}); len(b) > 0 {
+				if !s.pass(c, false, readAt) {
+					return
+				}
+				if _, werr := c.in.Write(b); werr != nil {
+					return
+				}
 			}
 		}
 		if err != nil {
@@ -440,13 +456,14 @@ type routeCount struct {
 	live     map[link]int   // tagged connections open, by dialer and node
 	untagged int            // connections open whose dialer is not known yet
 	untold   int            // connections closed because their dialer could not be told
+	unparsed int            // connection directions whose bytes stopped reading as the route protocol
 }
 
 // count returns what the proxies carry now.
 func (s *routeProxies) count() routeCount {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rc := routeCount{accepted: map[string]int{}, live: map[link]int{}, untold: s.untold}
+	rc := routeCount{accepted: map[string]int{}, live: map[link]int{}, untold: s.untold, unparsed: s.unparsed}
 	for node, p := range s.proxies {
 		rc.accepted[node] = p.accepted
 	}
@@ -496,5 +513,5 @@ func (s *routeProxies) close() {
 }
 
 func (rc routeCount) String() string {
-	return fmt.Sprintf("accepted %v, live %v, untagged %d, untold %d", rc.accepted, rc.live, rc.untagged, rc.untold)
+	return fmt.Sprintf("accepted %v, live %v, untagged %d, untold %d, unparsed %d", rc.accepted, rc.live, rc.untagged, rc.untold, rc.unparsed)
 }

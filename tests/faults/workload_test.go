@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -16,9 +17,9 @@ import (
 const pace = 100 * time.Millisecond
 
 // workload is the clients of a test: one goroutine per session, calling
-// test_counter once per pace (or as soon as the last call ended, when
-// that took longer), each call to the next node of its rotation, until
-// stop. Calls are bounded by their own bound, not by stop: a call in
+// its tool (test_counter unless the loop names another) once per pace (or
+// as soon as the last call ended, when that took longer), each call to
+// the next node of its rotation, until stop. Calls are bounded by their own bound, not by stop: a call in
 // flight when the workload stops ends as it would have.
 type workload struct {
 	stopped chan struct{}
@@ -27,11 +28,14 @@ type workload struct {
 }
 
 // loop is one session's client: its rotation over the nodes (indexes into
-// the cluster's nodes) and the bound of each call.
+// the cluster's nodes), the bound of each call, and the tool it calls
+// with its arguments.
 type loop struct {
 	s     *session
 	nodes []int
 	bound time.Duration
+	tool  string         // counterTool when ""
+	args  map[string]any // read only
 }
 
 // startWorkload starts the loops; they stop at the end of t at the latest.
@@ -49,8 +53,9 @@ func (w *workload) run(ctx context.Context, l loop) {
 	defer w.wg.Done()
 	tick := time.NewTicker(pace)
 	defer tick.Stop()
+	tool := cmp.Or(l.tool, counterTool)
 	for k := 0; ; k++ {
-		l.s.call(ctx, l.nodes[k%len(l.nodes)], counterTool, l.bound)
+		l.s.callWith(ctx, l.nodes[k%len(l.nodes)], tool, l.args, l.bound)
 		select {
 		case <-w.stopped:
 			return
