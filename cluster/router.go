@@ -362,11 +362,10 @@ func (r *Router) reroute(ctx context.Context, id, owner string, err error) (stri
 		return moved.owner, nil
 	case errors.Is(err, errNoOwner):
 		next, rerr := r.locate(ctx, id, owner)
-		if rerr != nil {
+		if rerr != nil && !errors.Is(rerr, router.ErrSessionNotFound) {
 			r.node.log.Warn("a session's node does not answer and the session cannot be taken over", "session", logID(id), "owner", owner, "err", rerr)
-			return "", rerr
 		}
-		return next, nil
+		return next, rerr
 	}
 	return "", err
 }
