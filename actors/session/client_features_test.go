@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -260,4 +261,35 @@ func TestSessionDataStateBound(t *testing.T) {
 	require.NoError(t, put("a", 1000), "a smaller value in place of a larger one")
 	require.NoError(t, put("c", 1000))
 	require.ErrorIs(t, put("a", 2000), session.ErrDataLimit, "a larger one in its place, no more")
+}
+
+// TestSessionSubscriptionsStateBound: resource subscriptions are part of
+// the durable State too; one that would make it larger than
+// Limits.MaxStateBytes is refused with an error that says so, and the
+// session goes on.
+func TestSessionSubscriptionsStateBound(t *testing.T) {
+	ctx := context.Background()
+	const bound = 1024
+	srv := mcpactors.NewServer(messages.Implementation{Name: "subs", Version: "1"}, &mcpactors.Options{
+		Limits: session.Limits{MaxStateBytes: bound},
+	})
+	c := harness.New(t, srv).Connect()
+	subscribe := func(i int) *messages.Message {
+		t.Helper()
+		m, err := c.Call(ctx, messages.MethodSubscribe, map[string]any{"uri": fmt.Sprintf("test://%0100d", i)})
+		require.NoError(t, err)
+		return m
+	}
+	refused := -1
+	for i := range 20 {
+		if m := subscribe(i); m.Error != nil {
+			assert.Contains(t, m.Error.Message, "must fit in 1024")
+			refused = i
+			break
+		}
+	}
+	require.Positive(t, refused, "a subscription past the bound is refused, after some that fit")
+	m, err := c.Call(ctx, messages.MethodPing, nil)
+	require.NoError(t, err)
+	assert.Nil(t, m.Error, "the session goes on")
 }

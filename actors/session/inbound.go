@@ -134,6 +134,14 @@ func (a *sessionActor) subscribe(req *messages.Message) *messages.Error {
 	}
 	if _, ok := a.subs[p.URI]; !ok && len(a.subs) >= maxSubscriptions {
 		return messages.Errorf(messages.CodeInvalidRequest, "too many subscriptions on this session (limit %d)", maxSubscriptions)
+	} else if !ok && a.lim.MaxStateBytes > 0 {
+		// The subscriptions are part of the durable state, which must
+		// fit in one write (as PutData's values).
+		size, err := a.stateSize("", nil)
+		u, _ := json.Marshal(p.URI)
+		if err == nil && size+len(u)+1 > a.lim.MaxStateBytes {
+			return messages.Errorf(messages.CodeInvalidRequest, "the session's durable state cannot take this subscription: it would take %d bytes, and must fit in %d", size+len(u)+1, a.lim.MaxStateBytes)
+		}
 	}
 	if a.subs == nil {
 		a.subs = make(map[string]struct{})
