@@ -1,10 +1,12 @@
 package cluster
 
 import (
+	"context"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -105,8 +107,10 @@ func (r *Router) checkAcks(now time.Time) {
 // ended with an error otherwise.
 func (r *Router) unacknowledged(rs *remoteStream) {
 	r.stats.unacked.Add(1)
-	r.node.log.Warn("a routed request was not acknowledged in time", "session", logID(rs.session), "owner", rs.owner, "bound", rs.ackBound)
-	alive, err := r.node.Alive(r.ctx, rs.owner)
+	r.node.log.Warn("a routed request was not acknowledged in time", "session", session.LogID(rs.session), "owner", rs.owner, "bound", rs.ackBound)
+	ctx, cancel := context.WithTimeout(r.ctx, 2*storageOpTimeout)
+	alive, err := r.node.Alive(ctx, rs.owner)
+	cancel()
 	if err == nil && !alive {
 		r.redeliver(rs, errNoOwner)
 		return

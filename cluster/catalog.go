@@ -67,16 +67,16 @@ func (r *Router) WatchCatalog(apply func(key string, value []byte)) {
 			r.node.log.Error("watching the catalog state failed", "err", err)
 			return
 		}
-		r.node.mu.Lock()
+		r.mu.Lock()
 		if r.closed.Load() { // Close has looked for watchStop already
-			r.node.mu.Unlock()
+			r.mu.Unlock()
 			cancel()
 			_ = w.Stop()
 			return
 		}
 		r.watchStop = func() { cancel(); _ = w.Stop() }
 		r.watchDone.Add(1) // under the lock: Close waits after it looked
-		r.node.mu.Unlock()
+		r.mu.Unlock()
 		go func() {
 			defer r.watchDone.Done()
 			for e := range w.Updates() {

@@ -58,10 +58,6 @@ var ErrFenced = errors.New("cluster: the session was taken over by another node"
 // a leader election): the message may be tried again.
 var errStorage = errors.New("cluster: the session directory cannot be reached")
 
-// logID is how a session appears in logs above debug level
-// (session.LogID).
-func logID(id string) string { return session.LogID(id) }
-
 // entryOf returns what this node knows of session id's record.
 func (r *Router) entryOf(id string) *entry {
 	if v, ok := r.dir.Load(id); ok {
@@ -83,7 +79,7 @@ func (r *Router) readRecord(ctx context.Context, kv jetstream.KeyValue, id strin
 		case err == nil:
 			var rec record
 			if err := json.Unmarshal(kve.Value(), &rec); err != nil || rec.Session != id || rec.V > recordVersion {
-				return nil, 0, fmt.Errorf("cluster: the directory record of session %s cannot be read", logID(id))
+				return nil, 0, fmt.Errorf("cluster: the directory record of session %s cannot be read", session.LogID(id))
 			}
 			return &rec, kve.Revision(), nil
 		case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted), errors.Is(err, jetstream.ErrInvalidKey):

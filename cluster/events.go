@@ -137,7 +137,7 @@ func (r *Router) loadEvents(ctx context.Context, id string) ([]session.LoggedEve
 		seq = msg.Sequence + 1
 		e, ep, err := parseEvent(msg.Data)
 		if err != nil {
-			r.node.log.Warn("skipping an event that cannot be read", "session", logID(id), "err", err)
+			r.node.log.Warn("skipping an event that cannot be read", "session", session.LogID(id), "err", err)
 			continue
 		}
 		if ep < epoch {

@@ -16,6 +16,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/time/rate"
+
+	"github.com/mcp-actors/mcp-actors/actors/session"
 )
 
 // Node is this process's membership of a cluster: its NATS connection (to
@@ -409,13 +411,13 @@ func (n *Node) WaitReady(ctx context.Context) error {
 
 // writeAsync publishes m to JetStream without waiting for its
 // acknowledgement, once the buckets exist. A write refused at once is
-// logged (what, for session) and counted with those that fail later (the
+// logged (what, for session id) and counted with those that fail later (the
 // handler given to jetstream.New).
-func (n *Node) writeAsync(m *nats.Msg, what, session string, opts ...jetstream.PublishOpt) {
+func (n *Node) writeAsync(m *nats.Msg, what, id string, opts ...jetstream.PublishOpt) {
 	n.onBuckets(func() {
 		if _, err := n.js.PublishMsgAsync(m, opts...); err != nil {
 			n.asyncFailures.Add(1)
-			n.log.Warn(what+" failed", "session", logID(session), "err", err)
+			n.log.Warn(what+" failed", "session", session.LogID(id), "err", err)
 		}
 	})
 }

@@ -71,7 +71,7 @@ func (r *Router) awaitWrite(id string, e *entry, ack jetstream.PubAckFuture) err
 			return nil
 		case err := <-ack.Err():
 			if isWrongRevision(err) {
-				r.node.log.Warn("a session's state write was refused: another node took it over", "session", logID(id), "epoch", e.Epoch)
+				r.node.log.Warn("a session's state write was refused: another node took it over", "session", session.LogID(id), "epoch", e.Epoch)
 				return ErrFenced
 			}
 			return fmt.Errorf("%w: %w", errStorage, err)

@@ -61,13 +61,14 @@ type Router struct {
 	asyncReply string             // prefix of the reply subjects of requests sent without waiting (async.go)
 	ctx        context.Context    // ends at Close: the work the router starts
 	cancel     context.CancelFunc // ends ctx
-	bg         sync.WaitGroup     // redeliveries (async.go)
+	bg         sync.WaitGroup     // the goroutines goBackground starts, and the lookup workers
 
-	closed    atomic.Bool
+	mu        sync.Mutex     // orders goBackground and WatchCatalog with Close; guards watchStop
+	closed    atomic.Bool    // set by Close, under mu
 	draining  atomic.Bool    // Drain: take nothing over
-	stopWatch chan struct{}  // stops watchOwners
+	stopWatch chan struct{}  // stops watch (watch.go)
 	watchStop func()         // stops the catalog watch (WatchCatalog)
-	watchDone sync.WaitGroup // the watch's goroutine
+	watchDone sync.WaitGroup // the two watches' goroutines
 }
 
 // Header names of routed messages.
@@ -164,35 +165,6 @@ func (r *Router) giveUp() {
 // is in a cluster and its lease may have lapsed.
 func (r *Router) fenced() bool { return !r.node.Standalone() && !r.node.acting() }
 
-// Routed messages for sessions a node does not hold are looked into by
-// lookupWorkers goroutines; at most lookupQueue wait for one, and beyond, a
-// message is refused at once (503: the sender's client tries again).
-const (
-	lookupWorkers = 32
-	lookupQueue   = 4096
-)
-
-// lookupJob is a routed message for a session this node does not hold.
-type lookupJob struct {
-	msg *nats.Msg
-	id  string
-	m   messages.ActorMessage
-}
-
-// lookupWorker delivers the messages of the lookup queue until the router
-// closes.
-func (r *Router) lookupWorker() {
-	defer r.bg.Done()
-	for {
-		select {
-		case <-r.ctx.Done():
-			return
-		case j := <-r.lookupJobs:
-			r.deliverAfterLookup(j.msg, j.id, j.m)
-		}
-	}
-}
-
 // Drain makes this node take no session over from now on (it is shutting
 // down and hands its own over).
 func (r *Router) Drain() { r.draining.Store(true) }
@@ -207,9 +179,13 @@ func (r *Router) Ready() error { return r.node.Ready() }
 
 // Close stops receiving messages for this node, and the catalog watch.
 func (r *Router) Close() {
+	r.mu.Lock() // nothing starts in the background from now on
 	if r.closed.Swap(true) {
+		r.mu.Unlock()
 		return
 	}
+	stop := r.watchStop
+	r.mu.Unlock()
 	if r.stopWatch != nil {
 		close(r.stopWatch)
 	}
@@ -217,13 +193,8 @@ func (r *Router) Close() {
 		_ = s.Unsubscribe()
 	}
 	r.chunks.close()
-	r.node.mu.Lock() // no redelivery starts from now on (async.go)
-	r.node.mu.Unlock()
 	r.cancel()
 	r.bg.Wait()
-	r.node.mu.Lock()
-	stop := r.watchStop
-	r.node.mu.Unlock()
 	if stop != nil {
 		stop()
 	}
@@ -363,7 +334,7 @@ func (r *Router) reroute(ctx context.Context, id, owner string, err error) (stri
 	case errors.Is(err, errNoOwner):
 		next, rerr := r.locate(ctx, id, owner)
 		if rerr != nil && !errors.Is(rerr, router.ErrSessionNotFound) {
-			r.node.log.Warn("a session's node does not answer and the session cannot be taken over", "session", logID(id), "owner", owner, "err", rerr)
+			r.node.log.Warn("a session's node does not answer and the session cannot be taken over", "session", session.LogID(id), "owner", owner, "err", rerr)
 		}
 		return next, rerr
 	}
@@ -435,113 +406,6 @@ func (r *Router) setOwner(id, owner string) {
 	r.dir.Store(id, e)
 }
 
-// onSession receives a message for one of this node's sessions, on the
-// subscription's one goroutine: a message for a session here is handed to
-// it at once. One for a session this node does not hold — it may have
-// been its own before it restarted (it is restored here) or have moved
-// (the sender is told where) — is looked into off that goroutine, a
-// bounded number at once, so that no lookup delays other sessions'
-// messages.
-func (r *Router) onSession(msg *nats.Msg) {
-	r.stats.received.Add(1)
-	id := msg.Header.Get(headerSession)
-	m, err := messages.DecodeActorMessage(msg.Data)
-	switch {
-	case err != nil:
-		r.respond(msg, m, statusBad, err.Error())
-		return
-	case r.fenced():
-		r.respond(msg, m, statusBad, errLeaseLapsed.Error())
-		return
-	}
-	err = r.deliverHere(id, m)
-	switch {
-	case err == nil:
-		r.respond(msg, m, statusOK, "")
-		return
-	case errors.Is(err, errForeign), r.ended(id), r.isUnknown(id):
-		r.respond(msg, m, statusNotFound, "")
-		return
-	}
-	select {
-	case r.lookupJobs <- lookupJob{msg: msg, id: id, m: m}:
-	default:
-		r.respond(msg, m, statusBad, "this node is busy looking sessions up: try again")
-	}
-}
-
-// deliverAfterLookup delivers m, for session id which this node does not
-// hold, after looking into where it is.
-func (r *Router) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMessage) {
-	ctx, cancel := context.WithTimeout(r.ctx, deliverTimeout)
-	defer cancel()
-	owner, err := r.locate(ctx, id, r.node.ID())
-	switch {
-	case errors.Is(err, router.ErrSessionNotFound):
-		r.respond(msg, m, statusNotFound, "")
-	case err != nil:
-		// Not "no such session": it may exist but cannot be reached now
-		// (storage electing a leader, no quorum): the sender answers 503
-		// and the client retries.
-		r.respond(msg, m, statusBad, err.Error())
-	case owner != r.node.ID():
-		r.respondMoved(msg, owner)
-	default:
-		switch err := r.deliverHere(id, m); {
-		case err == nil:
-			r.respond(msg, m, statusOK, "")
-		case errors.Is(err, router.ErrSessionNotFound):
-			r.respond(msg, m, statusNotFound, "")
-		default:
-			r.respond(msg, m, statusBad, err.Error())
-		}
-	}
-}
-
-// deliverHere checks the sender's principal and hands m to session id,
-// here.
-func (r *Router) deliverHere(id string, m messages.ActorMessage) error {
-	if err := r.checkPrincipal(id, m); err != nil {
-		return err
-	}
-	return r.local.Deliver(context.Background(), id, m)
-}
-
-// respond answers a routed message with a delivery outcome. A client
-// request sent without waiting is answered only when it was not
-// delivered; its acceptance is acknowledged later, unless its stream
-// hears from the session first (acks.go).
-func (r *Router) respond(msg *nats.Msg, m messages.ActorMessage, status, why string) {
-	if msg.Reply == "" {
-		return
-	}
-	hr, isRequest := m.(*messages.HandleRequest)
-	if isRequest && status == statusOK {
-		r.runs(hr.Stream)
-	}
-	if msg.Header.Get(headerOp) == opAsync && status == statusOK {
-		if isRequest {
-			r.ackLater(hr.Stream, msg.Reply)
-		}
-		return
-	}
-	reply := nats.NewMsg(msg.Reply)
-	reply.Header.Set(headerStatus, status)
-	reply.Data = []byte(why)
-	_ = msg.RespondMsg(reply)
-}
-
-// respondMoved tells the sender of msg that its session is owned by owner.
-func (r *Router) respondMoved(msg *nats.Msg, owner string) {
-	if msg.Reply == "" {
-		return
-	}
-	reply := nats.NewMsg(msg.Reply)
-	reply.Header.Set(headerStatus, statusMoved)
-	reply.Header.Set(headerOwner, owner)
-	_ = msg.RespondMsg(reply)
-}
-
 // unavailable marks a failure to reach a session that exists, or may, as
 // router.ErrUnavailable (503: the client tries again); "no such session"
 // stays as it is (404).
@@ -550,115 +414,6 @@ func unavailable(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", router.ErrUnavailable, err)
-}
-
-// checkPrincipal checks, for the messages a session does not answer on a
-// stream, that the session exists for their sender: a DELETE, a
-// notification or an answer from another principal must read as an
-// unknown session (404), not succeed — the sending node left the check to
-// this one (Check).
-func (r *Router) checkPrincipal(id string, m messages.ActorMessage) error {
-	var principal string
-	switch m := m.(type) {
-	case *messages.DeleteSession:
-		principal = m.Principal
-	case *messages.HandleNotification:
-		principal = m.Principal
-	case *messages.DeliverResponse:
-		principal = m.Principal
-	default:
-		return nil // the session answers others on their stream
-	}
-	meta, err := r.local.Lookup(context.Background(), id)
-	if err == nil && meta.Principal != principal {
-		err = errForeign // here, but not the sender's
-	}
-	return err
-}
-
-// errForeign refuses a message for a session of this node from another
-// principal than the session's: the sender answers as for an unknown
-// session.
-var errForeign = fmt.Errorf("%w: another principal's", router.ErrSessionNotFound)
-
-// DeliverStream implements router.Router and session.Streams. An event for
-// another node's stream is published to that node: it is reported taken,
-// and the holder tells the session if the stream turns out to be gone
-// (streams.go).
-func (r *Router) DeliverStream(ev messages.StreamEvent) bool {
-	if r.fenced() {
-		var ok bool
-		if ev, ok = fencedEvent(ev); !ok {
-			return true // dropped: this node must not speak for the session now
-		}
-	}
-	r.acked(ev.Stream)
-	if ev.Stream.Node == r.node.ID() {
-		return r.streams.Deliver(ev)
-	}
-	defer r.answered(ev) // after the event is on its way: a digest follows it
-	data, err := messages.EncodeStreamEvent(ev)
-	if err != nil {
-		r.node.log.Error("encoding a stream event failed", "stream", ev.Stream.String(), "err", err)
-		return false
-	}
-	err = r.chunks.publish(&nats.Msg{Subject: r.node.subj.stream(ev.Stream.Node), Data: data})
-	if errors.Is(err, router.ErrMessageTooLarge) {
-		return r.deliverTooLarge(ev, len(data))
-	}
-	if err != nil {
-		r.node.log.Warn("sending a stream event failed", "stream", ev.Stream.String(), "err", err)
-		return false
-	}
-	r.stats.framesOut.Add(1)
-	return true
-}
-
-// onStream receives an event for one of this node's streams (streams.go).
-func (r *Router) onStream(msg *nats.Msg) {
-	if msg.Header != nil && msg.Header.Get(headerOp) == opRunning {
-		r.onDigest(msg)
-		return
-	}
-	ev, err := messages.DecodeStreamEvent(msg.Data)
-	if err != nil {
-		r.node.log.Warn("dropping a stream event that cannot be read", "err", err)
-		return
-	}
-	r.stats.framesIn.Add(1)
-	r.heard(ev.Stream)
-	r.onStreamEvent(ev)
-}
-
-// fencedEvent is what a node whose lease may have lapsed sends in place of
-// ev: nothing for a frame that is not a response (false), a JSON-RPC error
-// for a response (the client sends the request again, to whichever node
-// owns the session by then), and a signal as it is.
-func fencedEvent(ev messages.StreamEvent) (messages.StreamEvent, bool) {
-	if ev.Signal != messages.SignalFrame {
-		return ev, true
-	}
-	if !ev.Frame.End {
-		return ev, false
-	}
-	m, err := messages.Decode(ev.Frame.Data)
-	if err != nil {
-		return ev, false
-	}
-	ev.Frame.Data = messages.EncodeError(m.ID, messages.Errorf(messages.CodeInternalError,
-		"this node may no longer own the session (its lease lapsed): send the request again"))
-	return ev, true
-}
-
-// StreamGone implements router.Router and session.Streams. A stream held
-// by another node reads as gone: a client that opens a GET stream on
-// another node than its last one has moved (a load balancer sent it
-// elsewhere), and its new stream takes the old one's place.
-func (r *Router) StreamGone(id messages.StreamID) bool {
-	if id.Node == r.node.ID() {
-		return r.streams.Gone(id)
-	}
-	return true
 }
 
 // Streams implements router.Router.

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/nats-io/nats.go"
 
@@ -79,13 +80,13 @@ func (r *Router) reportGone(ev messages.StreamEvent) {
 // goBackground runs fn on a goroutine that Close waits for, unless the
 // router is closed; it reports whether fn runs.
 func (r *Router) goBackground(fn func()) bool {
-	r.node.mu.Lock()
+	r.mu.Lock()
 	if r.closed.Load() {
-		r.node.mu.Unlock()
+		r.mu.Unlock()
 		return false
 	}
 	r.bg.Add(1) // under the lock: Close waits after it looked
-	r.node.mu.Unlock()
+	r.mu.Unlock()
 	go func() {
 		defer r.bg.Done()
 		fn()
@@ -102,14 +103,9 @@ func (r *Router) goBackground(fn func()) bool {
 func (r *Router) deliverTooLarge(ev messages.StreamEvent, size int) bool {
 	r.node.log.Warn("a stream event is too large to send to the node that holds its stream",
 		"stream", ev.Stream.String(), "bytes", size, "max", r.node.opts.MaxMessageBytes)
-	stand := messages.StreamEvent{Stream: ev.Stream, Session: ev.Session, Signal: messages.SignalClosed}
-	if ev.Signal == messages.SignalFrame && ev.Frame.End {
-		if m, derr := messages.Decode(ev.Frame.Data); derr == nil && (m.Kind() == messages.KindResponse || m.Kind() == messages.KindError) {
-			stand = messages.StreamEvent{Stream: ev.Stream, Session: ev.Session, Frame: messages.Frame{End: true,
-				Data: messages.EncodeError(m.ID, messages.Errorf(messages.CodeInternalError,
-					"the response is %d bytes: more than the %d bytes one node of the cluster may send another", size, r.node.opts.MaxMessageBytes)),
-			}}
-		}
+	stand, ok := responseError(ev, fmt.Sprintf("the response is %d bytes: more than the %d bytes one node of the cluster may send another", size, r.node.opts.MaxMessageBytes))
+	if !ok {
+		stand = messages.StreamEvent{Stream: ev.Stream, Session: ev.Session, Signal: messages.SignalClosed}
 	}
 	if data, err := messages.EncodeStreamEvent(stand); err == nil {
 		_ = r.chunks.publish(&nats.Msg{Subject: r.node.subj.stream(ev.Stream.Node), Data: data})

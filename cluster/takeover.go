@@ -132,11 +132,11 @@ func (r *Router) locateOnce(ctx context.Context, id, suspect string) (string, er
 		}
 		if rec.Owner != me {
 			r.stats.takeovers.Add(1)
-			r.node.log.Info("took a session over", "session", logID(id), "from", rec.Owner, "epoch", next.Epoch)
+			r.node.log.Info("took a session over", "session", session.LogID(id), "from", rec.Owner, "epoch", next.Epoch)
 		}
 		return me, nil
 	}
-	return "", fmt.Errorf("cluster: session %s changes owner too often to take over", logID(id))
+	return "", fmt.Errorf("cluster: session %s changes owner too often to take over", session.LogID(id))
 }
 
 // closeForHandover closes this node's copy of session id without removing
@@ -224,7 +224,7 @@ func (r *Router) restore(ctx context.Context, e *entry, st *session.State) error
 	events, err := r.loadEvents(ctx, e.Session)
 	if err != nil {
 		// The session matters more than what it could replay.
-		r.node.log.Warn("the session's event log could not be read whole", "session", logID(e.Session), "err", err)
+		r.node.log.Warn("the session's event log could not be read whole", "session", session.LogID(e.Session), "err", err)
 	}
 	st.Events = events
 	r.stats.restored.Add(int64(len(events)))

@@ -9,6 +9,12 @@ import (
 	"unsafe"
 )
 
+// Below the platform, and on its way out: encoding/json (v1) reflects on
+// every field of the hot path's messages, and encoding/json/v2, which
+// covers what these do, needs Go 1.27; the next issue ("back on the
+// platform") moves to it and removes this file. unsafe is used only to
+// view a []byte as a string without a copy while scanning.
+
 // This file holds hand-written encoders and decoders for the messages on
 // the hot path (tools/call and its result), which would otherwise go
 // through reflection. They produce exactly what encoding/json produces

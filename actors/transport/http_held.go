@@ -12,6 +12,15 @@ import (
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
+// Below the platform, and on its way out: holding a stream hijacks its
+// connection from net/http and writes HTTP/1.1 chunk framing by hand. It
+// exists for an idle-memory target per session that net/http alone cannot
+// meet (about 30 KB per held handler goroutine and its buffers); that
+// target is withdrawn, and the next issue ("back on the platform") puts
+// GET streams back on plain net/http handlers, which HTTP/2 from a load
+// balancer makes cheap. Nothing in the standard library holds a response
+// without a goroutine, which is why this was written.
+
 // holdAfter is how long a GET stream stays quiet on its handler's
 // goroutine before it is held instead (see heldStream). Streams of short
 // sessions end before it, and give their connection back to net/http;

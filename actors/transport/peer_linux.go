@@ -7,6 +7,12 @@ import (
 	"syscall"
 )
 
+// Below the platform, with the held streams (http_held.go), and leaving
+// with them: net/http tells a handler that its client went away (the
+// request's context), but a hijacked connection has no handler, so this
+// asks the socket itself. No library offers a non-consuming liveness check
+// on a net.Conn.
+
 // peerGone reports whether the other end has closed conn, without waiting
 // and without consuming data: a non-blocking MSG_PEEK read sees end of file
 // (or an error) on a closed connection and EAGAIN on a live, quiet one.

@@ -1,76 +1,9 @@
 package faults_test
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/mcp-actors/mcp-actors/internal/serverbin"
 )
 
-// binDir holds the server binary for the whole test binary; TestMain
-// removes it.
-var binDir string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcp-actors-faults-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "faults:", err)
-		os.Exit(1)
-	}
-	binDir = dir
-	code := m.Run()
-	if err := os.RemoveAll(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "faults:", err)
-	}
-	// goleak.VerifyTestMain would exit before the removal above.
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "faults: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-var build struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// serverBinary builds ./cmd/mcp-actors once per test binary (with -race when
-// the tests run with -race) and returns its path.
-func serverBinary(t *testing.T) string {
-	t.Helper()
-	build.once.Do(func() {
-		build.path = filepath.Join(binDir, "mcp-actors")
-		args := []string{"build", "-o", build.path}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		args = append(args, "github.com/mcp-actors/mcp-actors/cmd/mcp-actors")
-		// go test puts its own go first on PATH.
-		out, err := exec.Command("go", args...).CombinedOutput()
-		if err != nil {
-			build.err = fmt.Errorf("go %v: %w\n%s", args, err, out)
-		}
-	})
-	if build.err != nil {
-		t.Fatal(build.err)
-	}
-	return build.path
-}
-
-// serverEnv is the environment of a server process: under -race, one
-// that does not hold the exit for a second.
-func serverEnv() []string {
-	if !raceEnabled {
-		return nil
-	}
-	return append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-}
+func TestMain(m *testing.M) { serverbin.Main(m, "faults") }

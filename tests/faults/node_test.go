@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-actors/mcp-actors/internal/serverbin"
 )
 
 const (
@@ -67,9 +69,9 @@ func startNode(t *testing.T, id string, args ...string) *node {
 func (n *node) start() {
 	t := n.t
 	t.Helper()
-	cmd := exec.Command(serverBinary(t), append([]string{"serve",
+	cmd := exec.Command(serverbin.Path(t), append([]string{"serve",
 		"--listen", "127.0.0.1:0", "--reference-tools", "--keepalive", "1s"}, n.args...)...)
-	cmd.Env = serverEnv()
+	cmd.Env = serverbin.Env()
 	stderr := newStderrLog()
 	cmd.Stderr = stderr
 	exited := make(chan struct{})

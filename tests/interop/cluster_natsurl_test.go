@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +19,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-actors/mcp-actors/internal/serverbin"
 )
 
 // The external NATS cluster's client credentials: every mcp-actors node
@@ -32,32 +33,12 @@ const (
 	natsStartTimeout = 30 * time.Second
 )
 
-var natsBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
 // natsServerBinary builds the nats-server of the module's go.mod
-// (github.com/nats-io/nats-server/v2) into binDir, once per test binary,
-// and returns its path. It is infrastructure, not code under test: no
-// -race.
+// (github.com/nats-io/nats-server/v2), once per test binary, and returns
+// its path. It is infrastructure, not code under test: no -race.
 func natsServerBinary(t *testing.T) string {
 	t.Helper()
-	natsBuild.once.Do(func() {
-		natsBuild.path = filepath.Join(binDir, "nats-server")
-		args := []string{"build", "-o", natsBuild.path, "github.com/nats-io/nats-server/v2"}
-		// go test puts its own go first on PATH; the package directory is in
-		// the module, whose go.mod pins the version.
-		out, err := exec.Command("go", args...).CombinedOutput()
-		if err != nil {
-			natsBuild.err = fmt.Errorf("go %v: %w\n%s", args, err, out)
-		}
-	})
-	if natsBuild.err != nil {
-		t.Fatal(natsBuild.err)
-	}
-	return natsBuild.path
+	return serverbin.Build(t, "nats-server", "github.com/nats-io/nats-server/v2", false)
 }
 
 // lockedBuffer collects a process's output.

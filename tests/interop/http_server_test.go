@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-actors/mcp-actors/internal/serverbin"
 )
 
 const (
@@ -46,12 +48,12 @@ func startServer(t *testing.T, extra ...string) *httpServer {
 	t.Helper()
 	s := &httpServer{
 		t: t,
-		cmd: exec.Command(serverBinary(t), append([]string{"serve",
+		cmd: exec.Command(serverbin.Path(t), append([]string{"serve",
 			"--listen", "127.0.0.1:0", "--reference-tools", "--keepalive", "1s", "--data-dir", t.TempDir()}, extra...)...),
 		stderr: newStderrLog(),
 		exited: make(chan struct{}),
 	}
-	s.cmd.Env = serverEnv()
+	s.cmd.Env = serverbin.Env()
 	s.cmd.Stderr = s.stderr
 	require.NoError(t, s.cmd.Start(), "starting the server")
 	go func() {

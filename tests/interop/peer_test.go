@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-actors/mcp-actors/internal/serverbin"
 )
 
 const (
@@ -101,8 +101,8 @@ func (p *peer) connect(transport mcp.Transport) {
 // then exit on its own with status 0.
 func startStdio(t *testing.T, opts *mcp.ClientOptions, roots ...*mcp.Root) *peer {
 	t.Helper()
-	cmd := exec.Command(serverBinary(t), "stdio", "--reference-tools")
-	cmd.Env = serverEnv()
+	cmd := exec.Command(serverbin.Path(t), "stdio", "--reference-tools")
+	cmd.Env = serverbin.Env()
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 
@@ -130,16 +130,6 @@ func startStdio(t *testing.T, opts *mcp.ClientOptions, roots ...*mcp.Root) *peer
 		wire:  p.wire,
 	})
 	return p
-}
-
-// serverEnv is the environment of a server process. Under -race, the race
-// runtime's wait at exit is turned off; a race it found still makes the
-// exit status 66.
-func serverEnv() []string {
-	if !raceEnabled {
-		return nil
-	}
-	return append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 }
 
 // wait returns a context for one wait: waitTimeout, within the test's.

@@ -1,0 +1,185 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/mcp-actors/mcp-actors/actors/router"
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// Messages routed to this node, for the sessions it owns: handed to the
+// session at once when it is here, looked into on a bounded pool of
+// workers when it is not (it may have been this node's before a restart,
+// or moved), and answered with a delivery outcome.
+//
+//	node.<me>.session ──onSession──▶ here? ──yes──▶ Local.Deliver ──▶ respond ok (or ack later: acks.go)
+//	                                    └──no──▶ lookupJobs ──▶ locate ──▶ restore here / moved / not found
+
+// Routed messages for sessions a node does not hold are looked into by
+// lookupWorkers goroutines; at most lookupQueue wait for one, and beyond, a
+// message is refused at once (503: the sender's client tries again).
+const (
+	lookupWorkers = 32
+	lookupQueue   = 4096
+)
+
+// lookupJob is a routed message for a session this node does not hold.
+type lookupJob struct {
+	msg *nats.Msg
+	id  string
+	m   messages.ActorMessage
+}
+
+// lookupWorker delivers the messages of the lookup queue until the router
+// closes.
+func (r *Router) lookupWorker() {
+	defer r.bg.Done()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case j := <-r.lookupJobs:
+			r.deliverAfterLookup(j.msg, j.id, j.m)
+		}
+	}
+}
+
+// onSession receives a message for one of this node's sessions, on the
+// subscription's one goroutine: a message for a session here is handed to
+// it at once. One for a session this node does not hold — it may have
+// been its own before it restarted (it is restored here) or have moved
+// (the sender is told where) — is looked into off that goroutine, a
+// bounded number at once, so that no lookup delays other sessions'
+// messages.
+func (r *Router) onSession(msg *nats.Msg) {
+	r.stats.received.Add(1)
+	id := msg.Header.Get(headerSession)
+	m, err := messages.DecodeActorMessage(msg.Data)
+	switch {
+	case err != nil:
+		r.respond(msg, m, statusBad, err.Error())
+		return
+	case r.fenced():
+		r.respond(msg, m, statusBad, errLeaseLapsed.Error())
+		return
+	}
+	err = r.deliverHere(id, m)
+	switch {
+	case err == nil:
+		r.respond(msg, m, statusOK, "")
+		return
+	case errors.Is(err, errForeign), r.ended(id), r.isUnknown(id):
+		r.respond(msg, m, statusNotFound, "")
+		return
+	}
+	select {
+	case r.lookupJobs <- lookupJob{msg: msg, id: id, m: m}:
+	default:
+		r.respond(msg, m, statusBad, "this node is busy looking sessions up: try again")
+	}
+}
+
+// deliverAfterLookup delivers m, for session id which this node does not
+// hold, after looking into where it is.
+func (r *Router) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMessage) {
+	ctx, cancel := context.WithTimeout(r.ctx, deliverTimeout)
+	defer cancel()
+	owner, err := r.locate(ctx, id, r.node.ID())
+	switch {
+	case errors.Is(err, router.ErrSessionNotFound):
+		r.respond(msg, m, statusNotFound, "")
+	case err != nil:
+		// Not "no such session": it may exist but cannot be reached now
+		// (storage electing a leader, no quorum): the sender answers 503
+		// and the client retries.
+		r.respond(msg, m, statusBad, err.Error())
+	case owner != r.node.ID():
+		r.respondMoved(msg, owner)
+	default:
+		switch err := r.deliverHere(id, m); {
+		case err == nil:
+			r.respond(msg, m, statusOK, "")
+		case errors.Is(err, router.ErrSessionNotFound):
+			r.respond(msg, m, statusNotFound, "")
+		default:
+			r.respond(msg, m, statusBad, err.Error())
+		}
+	}
+}
+
+// deliverHere checks the sender's principal and hands m to session id,
+// here.
+func (r *Router) deliverHere(id string, m messages.ActorMessage) error {
+	if err := r.checkPrincipal(id, m); err != nil {
+		return err
+	}
+	return r.local.Deliver(context.Background(), id, m)
+}
+
+// respond answers a routed message with a delivery outcome. A client
+// request sent without waiting is answered only when it was not
+// delivered; its acceptance is acknowledged later, unless its stream
+// hears from the session first (acks.go).
+func (r *Router) respond(msg *nats.Msg, m messages.ActorMessage, status, why string) {
+	if msg.Reply == "" {
+		return
+	}
+	hr, isRequest := m.(*messages.HandleRequest)
+	if isRequest && status == statusOK {
+		r.runs(hr.Stream)
+	}
+	if msg.Header.Get(headerOp) == opAsync && status == statusOK {
+		if isRequest {
+			r.ackLater(hr.Stream, msg.Reply)
+		}
+		return
+	}
+	reply := nats.NewMsg(msg.Reply)
+	reply.Header.Set(headerStatus, status)
+	reply.Data = []byte(why)
+	_ = msg.RespondMsg(reply)
+}
+
+// respondMoved tells the sender of msg that its session is owned by owner.
+func (r *Router) respondMoved(msg *nats.Msg, owner string) {
+	if msg.Reply == "" {
+		return
+	}
+	reply := nats.NewMsg(msg.Reply)
+	reply.Header.Set(headerStatus, statusMoved)
+	reply.Header.Set(headerOwner, owner)
+	_ = msg.RespondMsg(reply)
+}
+
+// checkPrincipal checks, for the messages a session does not answer on a
+// stream, that the session exists for their sender: a DELETE, a
+// notification or an answer from another principal must read as an
+// unknown session (404), not succeed — the sending node left the check to
+// this one (Check).
+func (r *Router) checkPrincipal(id string, m messages.ActorMessage) error {
+	var principal string
+	switch m := m.(type) {
+	case *messages.DeleteSession:
+		principal = m.Principal
+	case *messages.HandleNotification:
+		principal = m.Principal
+	case *messages.DeliverResponse:
+		principal = m.Principal
+	default:
+		return nil // the session answers others on their stream
+	}
+	meta, err := r.local.Lookup(context.Background(), id)
+	if err == nil && meta.Principal != principal {
+		err = errForeign // here, but not the sender's
+	}
+	return err
+}
+
+// errForeign refuses a message for a session of this node from another
+// principal than the session's: the sender answers as for an unknown
+// session.
+var errForeign = fmt.Errorf("%w: another principal's", router.ErrSessionNotFound)
