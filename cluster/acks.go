@@ -74,11 +74,17 @@ func (r *Router) sendAcks(now time.Time) {
 	})
 }
 
-// heard notes that stream, held here, received an event from its session:
-// the request it waits on was accepted.
-func (r *Router) heard(stream messages.StreamID) {
-	if v, ok := r.remote.Load(stream); ok && v.(*remoteStream).req != nil {
-		r.accepted(stream, v.(*remoteStream))
+// heard notes that ev reached its stream, held here, from its session:
+// the request it waits on was accepted, or, when ev ends the stream, is
+// done, and no longer waits on its owner.
+func (r *Router) heard(ev messages.StreamEvent) {
+	v, ok := r.remote.Load(ev.Stream)
+	switch {
+	case !ok:
+	case ev.Signal.Ends() || ev.Signal == messages.SignalFrame && ev.Frame.End:
+		r.remote.CompareAndDelete(ev.Stream, v)
+	case v.(*remoteStream).req != nil:
+		r.accepted(ev.Stream, v.(*remoteStream))
 	}
 }
 

@@ -58,7 +58,7 @@ func (r *Router) onStream(msg *nats.Msg) {
 		return
 	}
 	r.stats.framesIn.Add(1)
-	r.heard(ev.Stream)
+	r.heard(ev)
 	r.onStreamEvent(ev)
 }
 

@@ -130,6 +130,10 @@ func (r *Router) onDigest(msg *nats.Msg) {
 		if st.owner != owner || st.req != nil || st.reqID.IsZero() {
 			return true // another owner's, not accepted yet (acks.go), or a GET
 		}
+		if !r.streams.Holds(sid) {
+			r.remote.CompareAndDelete(k, v) // its client is gone: nothing to end
+			return true
+		}
 		if listed[sid] {
 			delete(rs.missed, sid)
 			return true

@@ -39,8 +39,8 @@ func (c *collector) events() []messages.StreamEvent {
 
 // TestLostAnswers: a request another node accepted whose stream two of
 // that node's digests in a row leave out (its answer was lost on the way)
-// ends with a JSON-RPC error; one the digests list, or that is not yet
-// accepted, or another owner's, is left alone.
+// ends with a JSON-RPC error; one the digests list, one answered already,
+// one not yet accepted, or another owner's, is left alone.
 func TestLostAnswers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -62,6 +62,7 @@ func TestLostAnswers(t *testing.T) {
 		return sid
 	}
 	stream("lost", "o", true)
+	answered := stream("answered", "o", true)
 	running := stream("running", "o", true)
 	stream("unacked", "o", false)
 	stream("other", "p", true)
@@ -78,6 +79,8 @@ func TestLostAnswers(t *testing.T) {
 		}
 		return m
 	}
+	// "answered" got its response: it no longer waits on its owner.
+	r.heard(messages.StreamEvent{Stream: answered, Session: "s-answered", Frame: messages.Frame{End: true, Data: []byte(`{"jsonrpc":"2.0","id":"answered","result":{}}`)}})
 	r.onDigest(digest("o", running))
 	for name, c := range recv {
 		assert.Empty(t, c.events(), "%s: one digest without it ends nothing", name)
@@ -90,7 +93,7 @@ func TestLostAnswers(t *testing.T) {
 	require.Nil(t, derr)
 	require.NotNil(t, m.Error)
 	assert.Contains(t, m.Error.Message, "lost between nodes")
-	for _, name := range []string{"running", "unacked", "other"} {
+	for _, name := range []string{"answered", "running", "unacked", "other"} {
 		assert.Empty(t, recv[name].events(), "%s is left alone", name)
 	}
 	assert.Equal(t, int64(1), r.stats.lostAnswers.Load())
