@@ -104,7 +104,7 @@ func TestLocateUnknown(t *testing.T) {
 		t.Skip("starts a three-node cluster")
 	}
 	ctx, nodes := startEventLog(t, Options{ClusterName: "unknown"})
-	r := &Router{node: nodes[0]}
+	r := &Router{node: nodes[0], ctx: ctx}
 	_, err := r.locate(ctx, "n1.made-up", "n1")
 	require.Error(t, err)
 	assert.ErrorIs(t, err, router.ErrSessionNotFound)

@@ -56,17 +56,24 @@ func (r *Router) locate(ctx context.Context, id, suspect string) (string, error)
 		// directory nor write it: it says so at once.
 		return "", fmt.Errorf("%w: this node has no route to the others", ErrOwnerBusy)
 	}
-	v, err, _ := r.lookups.Do(id+"\x00"+suspect, func() (any, error) {
-		// A request's own context has no deadline: bound the wait for a
-		// lapse and the retries, so that the client gets an answer.
-		lctx, cancel := context.WithTimeout(ctx, 2*r.node.opts.LeaseTTL+deliverTimeout)
+	// The lookup is shared: it runs on the router's context, bounded (the
+	// wait for a lapse and the retries), so that one caller that gives up
+	// does not end it for the others; each caller waits as long as its own
+	// context lets it.
+	ch := r.lookups.DoChan(id+"\x00"+suspect, func() (any, error) {
+		lctx, cancel := context.WithTimeout(r.ctx, 2*r.node.opts.LeaseTTL+deliverTimeout)
 		defer cancel()
 		return r.locateOnce(lctx, id, suspect)
 	})
-	if err != nil {
-		return "", err
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return "", res.Err
+		}
+		return res.Val.(string), nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("%w: %w", errStorage, ctx.Err())
 	}
-	return v.(string), nil
 }
 
 func (r *Router) locateOnce(ctx context.Context, id, suspect string) (string, error) {

@@ -166,7 +166,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 				return
 			}
 		}
-		a.dataOp(m)
+		a.runDataOp(m)
 	case *persisted:
 		a.persisted(ctx, m.err)
 	case *messages.CloseSession:

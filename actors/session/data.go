@@ -44,9 +44,9 @@ func (d *dataStore) apply(op *dataOp, lim Limits) (r dataReply, changed bool) {
 	return r, changed
 }
 
-// dataOp runs op on the session's data store and answers it once what it
+// runDataOp runs op on the session's data store and answers it once what it
 // wrote, or read, is durable (durable.go).
-func (a *sessionActor) dataOp(op *dataOp) {
+func (a *sessionActor) runDataOp(op *dataOp) {
 	r, changed := a.data.apply(op, a.lim)
 	answer := func(err error) {
 		if err != nil {
