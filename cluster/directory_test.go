@@ -22,7 +22,7 @@ func TestDirectoryFencing(t *testing.T) {
 		t.Skip("starts a three-node cluster")
 	}
 	ctx, nodes := startEventLog(t, Options{ClusterName: "fence"})
-	old, taker := &Router{node: nodes[0]}, &Router{node: nodes[1]}
+	old, taker := &Router{node: nodes[0], ctx: ctx}, &Router{node: nodes[1], ctx: ctx}
 	const id = "n1.fenced"
 	old.dir.Store(id, &entry{Session: id, Owner: "n1", Epoch: 1, Principal: "p", known: true})
 

@@ -51,7 +51,9 @@ func (r *Router) Persist(id string, st *session.State, done func(error)) {
 		done(fmt.Errorf("%w: %w", errStorage, err))
 		return
 	}
-	go func() { done(r.awaitWrite(id, e, ack)) }()
+	if !r.goBackground(func() { done(r.awaitWrite(id, e, ack)) }) {
+		done(fmt.Errorf("%w: the node is closing", errStorage))
+	}
 }
 
 // awaitWrite waits for the acknowledgement of a write of session id's
@@ -77,6 +79,8 @@ func (r *Router) awaitWrite(id string, e *entry, ack jetstream.PubAckFuture) err
 			return fmt.Errorf("%w: %w", errStorage, err)
 		case <-t.C:
 			return fmt.Errorf("%w: the write was not acknowledged within %s", errStorage, writeAckTimeout)
+		case <-r.ctx.Done():
+			return fmt.Errorf("%w: the node is closing", errStorage)
 		case <-check.C:
 			if r.node.cutOff() || !r.node.acting() {
 				return fmt.Errorf("%w: this node lost its routes or its lease while it waited", errStorage)
