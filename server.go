@@ -224,6 +224,14 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 				GoneStreams: st.GoneStreams, ForeignEvents: st.ForeignEvents,
 				ChunkedOut: st.ChunkedOut, ChunkedIn: st.ChunkedIn, PartialsDropped: st.PartialsDropped, EventsTooLarge: st.EventsTooLarge}
 		})
+		metrics.RegisterClusterTopology(s.opts.Metrics, cluster.Stores(), func() metrics.ClusterTopology {
+			tp := node.Topology()
+			leads := make(map[string]bool, len(tp.Leads))
+			for _, st := range tp.Leads {
+				leads[st] = true
+			}
+			return metrics.ClusterTopology{Peers: tp.Peers, Leads: leads}
+		})
 	}
 	rt.WatchCatalog(s.applyState)
 	return nil

@@ -108,18 +108,36 @@ func (r *Router) checkAcks(now time.Time) {
 	})
 }
 
-// unacknowledged handles a request its owner did not acknowledge in time:
-// delivered again after a takeover when the owner's lease has lapsed,
-// ended with an error otherwise.
+// unacknowledged handles a request its owner did not acknowledge in time.
+// An owner that answers a probe is there and running: the request was
+// lost between the nodes, or the owner hangs; the request ends with an
+// error and the client may send it again. An owner that does not answer
+// (it died, is paused, or is cut off from here) may have lost the request
+// with itself: it is delivered again as any message for a silent owner is
+// — once the owner's lease lapses, to the node that takes the session
+// over — or ends with an error when the lease does not lapse in time.
+// (An owner that died after it ran the request, but before its answer
+// left, runs it twice: the client could not tell either from an error.)
 func (r *Router) unacknowledged(rs *remoteStream) {
 	r.stats.unacked.Add(1)
 	r.node.log.Warn("a routed request was not acknowledged in time", "session", session.LogID(rs.session), "owner", rs.owner, "bound", rs.ackBound)
-	ctx, cancel := context.WithTimeout(r.ctx, 2*storageOpTimeout)
-	alive, err := r.node.Alive(ctx, rs.owner)
-	cancel()
-	if err == nil && !alive {
-		r.redeliver(rs, errNoOwner)
+	if r.answersProbe(rs.owner) {
+		r.endRequest(rs.req.Stream, rs.session, rs.reqID, "the session's node ("+rs.owner+") did not take the request in time; send it again")
 		return
 	}
-	r.endRequest(rs.req.Stream, rs.session, rs.reqID, "the session's node ("+rs.owner+") did not take the request in time; send it again")
+	r.redeliver(rs, errNoOwner)
+}
+
+// probeTimeout bounds the wait for a node's answer to a probe: a node that
+// is there answers in a round trip.
+const probeTimeout = time.Second
+
+// answersProbe reports whether node answers a probe within probeTimeout.
+func (r *Router) answersProbe(node string) bool {
+	m := nats.NewMsg(r.node.subj.session(node))
+	m.Header.Set(headerOp, opProbe)
+	ctx, cancel := context.WithTimeout(r.ctx, probeTimeout)
+	defer cancel()
+	reply, err := r.node.nc.RequestMsgWithContext(ctx, m)
+	return err == nil && reply.Header.Get(headerStatus) == statusOK
 }

@@ -91,11 +91,13 @@ func (r *Router) readRecord(ctx context.Context, kv jetstream.KeyValue, id strin
 }
 
 // storageRetry reports whether a storage operation that failed with err
-// may be tried again: err may pass, ctx is not done, and this node still
-// acts and renewed its lease last time (a node whose storage has no
-// quorum answers at once rather than wait for it).
+// may be tried again: err may pass, ctx is not done, this node still acts,
+// and either its last lease renewal succeeded or it reaches a majority of
+// the others (a renewal also fails while a stream that lost its leader
+// elects another, which takes seconds; a node whose storage has no quorum
+// answers at once rather than wait for it).
 func (r *Router) storageRetry(ctx context.Context, b *backoff, err error) bool {
-	return r.node.acting() && r.node.lease.healthy.Load() && b.retry(ctx, err)
+	return r.node.acting() && (r.node.lease.healthy.Load() || r.node.reachesQuorum()) && b.retry(ctx, err)
 }
 
 // swapRecord writes rec over the revision rev of its key (0: the key must

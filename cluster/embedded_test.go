@@ -33,6 +33,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-actors/mcp-actors/cluster"
+	"github.com/mcp-actors/mcp-actors/internal/loopback"
 )
 
 // TestClusterClosedToStrangers: three nodes joined by routes with a
@@ -264,13 +265,13 @@ func closeAll(nodes []*cluster.Node) {
 	}
 }
 
-// freeAddr returns a loopback address with a port free right now.
+// freeAddr returns a loopback address with a port free right now, outside
+// the ephemeral range (another test's connection cannot take it meanwhile).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := loopback.Addr()
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	return a
 }
 
 // testCA is a certificate authority made for a test.

@@ -56,6 +56,12 @@ func (r *Router) lookupWorker() {
 // bounded number at once, so that no lookup delays other sessions'
 // messages.
 func (r *Router) onSession(msg *nats.Msg) {
+	if msg.Header.Get(headerOp) == opProbe {
+		reply := nats.NewMsg(msg.Reply)
+		reply.Header.Set(headerStatus, statusOK)
+		_ = msg.RespondMsg(reply)
+		return
+	}
 	r.stats.received.Add(1)
 	id := msg.Header.Get(headerSession)
 	m, err := messages.DecodeActorMessage(msg.Data)

@@ -3,8 +3,9 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
+
+	"github.com/mcp-actors/mcp-actors/internal/loopback"
 )
 
 // StartLocal starts n nodes in this process, joined by routes on loopback
@@ -34,7 +35,7 @@ func StartLocal(ctx context.Context, n int, dataDir string, base Options) ([]*No
 			base.Secret = randomID(16)
 		}
 		for range n {
-			addr, err := freePort()
+			addr, err := loopback.Addr()
 			if err != nil {
 				return nil, err
 			}
@@ -66,14 +67,4 @@ func StartLocal(ctx context.Context, n int, dataDir string, base Options) ([]*No
 		}
 	}
 	return nodes, nil
-}
-
-// freePort returns a loopback address with a port free right now.
-func freePort() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("cluster: finding a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }

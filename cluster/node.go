@@ -363,6 +363,20 @@ func (n *Node) cutOff() bool {
 	return n.ns != nil && len(n.opts.Routes) > 0 && n.ns.NumRoutes() == 0
 }
 
+// reachesQuorum reports whether this node has routes to enough others for
+// its storage to have a majority of its replicas: then a storage operation
+// that fails is a leader being elected (after a node loss) and passes
+// within seconds; without a majority it does not pass until the cluster
+// heals. It counts servers, not route connections (NATS pools several per
+// server). With an external NATS deployment the node cannot tell: it says
+// yes, and the wait stays bounded by its caller.
+func (n *Node) reachesQuorum() bool {
+	if n.ns == nil || len(n.opts.Routes) == 0 {
+		return true
+	}
+	return n.peers()+1 > n.opts.Replicas/2
+}
+
 func (n *Node) setErr(err error) {
 	n.mu.Lock()
 	n.ready, n.lastErr = false, err

@@ -1,11 +1,13 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mcp-actors/mcp-actors/actors/session"
@@ -46,47 +48,109 @@ func (r *Router) Persist(id string, st *session.State, done func(error)) {
 		done(fmt.Errorf("%w: %w", errStorage, ErrNotReady))
 		return
 	}
-	ack, err := r.node.js.PublishMsgAsync(r.recordMsg(id, b), r.recordOpts(e.rev)...)
+	w := &stateWrite{id: id, e: e, msg: r.recordMsg(id, b), opts: r.recordOpts(e.rev), start: time.Now()}
+	ack, err := r.node.js.PublishMsgAsync(w.msg, w.opts...)
 	if err != nil {
 		done(fmt.Errorf("%w: %w", errStorage, err))
 		return
 	}
-	if !r.goBackground(func() { done(r.awaitWrite(id, e, ack)) }) {
+	if !r.goBackground(func() { done(r.awaitWrite(w, ack)) }) {
 		done(fmt.Errorf("%w: the node is closing", errStorage))
 	}
 }
 
-// awaitWrite waits for the acknowledgement of a write of session id's
-// record over e: nil once it is durable (and e's revision moved on),
-// ErrFenced when another node took the session over meanwhile. A node
-// that loses every route, or its lease, meanwhile stops waiting at once:
-// no quorum can answer it.
-func (r *Router) awaitWrite(id string, e *entry, ack jetstream.PubAckFuture) error {
+// stateWrite is one write of a session's record over the revision e.rev.
+type stateWrite struct {
+	id    string
+	e     *entry
+	msg   *nats.Msg
+	opts  []jetstream.PublishOpt
+	start time.Time
+	tries int // publications after the first
+}
+
+// awaitWrite waits for the acknowledgement of state write w: nil once it
+// is durable (and the entry's revision moved on), ErrFenced when another
+// node took the session over meanwhile. A write that storage did not take
+// in writeAckTimeout (a stream electing its leader after a node loss) is
+// published again — the same compare-and-swap, so at most one lands —
+// while this node still acts, reaches a quorum of the others, and within
+// a lease; one that lands after its acknowledgement was lost is recognised
+// when the next one is refused (landed). A node that loses every route,
+// its lease, or its quorum meanwhile stops waiting at once.
+func (r *Router) awaitWrite(w *stateWrite, ack jetstream.PubAckFuture) error {
 	t := time.NewTimer(writeAckTimeout)
 	defer t.Stop()
 	check := time.NewTicker(writeAckTimeout / 10)
 	defer check.Stop()
 	for {
+		var failed error
 		select {
 		case a := <-ack.Ok():
-			r.wrote(id, e, a.Sequence)
+			r.wrote(w.id, w.e, a.Sequence)
 			return nil
 		case err := <-ack.Err():
 			if isWrongRevision(err) {
-				r.node.log.Warn("a session's state write was refused: another node took it over", "session", session.LogID(id), "epoch", e.Epoch)
+				if w.tries > 0 && r.landed(w) {
+					return nil
+				}
+				r.node.log.Warn("a session's state write was refused: another node took it over", "session", session.LogID(w.id), "epoch", w.e.Epoch)
 				return ErrFenced
 			}
-			return fmt.Errorf("%w: %w", errStorage, err)
+			if !transient(err) {
+				return fmt.Errorf("%w: %w", errStorage, err)
+			}
+			failed = err
 		case <-t.C:
-			return fmt.Errorf("%w: the write was not acknowledged within %s", errStorage, writeAckTimeout)
+			failed = fmt.Errorf("the write was not acknowledged within %s", writeAckTimeout)
 		case <-r.ctx.Done():
 			return fmt.Errorf("%w: the node is closing", errStorage)
 		case <-check.C:
 			if r.node.cutOff() || !r.node.acting() {
 				return fmt.Errorf("%w: this node lost its routes or its lease while it waited", errStorage)
 			}
+			continue
 		}
+		if !r.mayRewrite(w) {
+			return fmt.Errorf("%w: %w", errStorage, failed)
+		}
+		w.tries++
+		next, err := r.node.js.PublishMsgAsync(w.msg, w.opts...)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errStorage, err)
+		}
+		ack = next
+		t.Reset(writeAckTimeout)
 	}
+}
+
+// mayRewrite reports whether state write w, not taken in time, may be
+// published again: this node acts and reaches a quorum of the others (so
+// storage is electing a leader and answers within seconds), and the write
+// began less than a lease ago.
+func (r *Router) mayRewrite(w *stateWrite) bool {
+	return r.node.acting() && !r.node.cutOff() && r.node.reachesQuorum() &&
+		time.Since(w.start) < r.node.opts.LeaseTTL
+}
+
+// landed reports whether state write w, published again and refused on
+// its revision, was refused because an earlier publication of it landed:
+// the record is then this node's, at w's epoch, past w's revision (only
+// this node writes at its epoch, one write at a time). The entry's
+// revision moves on to it.
+func (r *Router) landed(w *stateWrite) bool {
+	ctx, cancel := context.WithTimeout(r.ctx, 2*storageOpTimeout)
+	defer cancel()
+	kv := r.node.kv(func() jetstream.KeyValue { return r.node.sessions })
+	if kv == nil {
+		return false
+	}
+	rec, rev, err := r.readRecord(ctx, kv, w.id)
+	if err != nil || rec.Owner != r.node.ID() || rec.Epoch != w.e.Epoch || rev <= w.e.rev {
+		return false
+	}
+	r.wrote(w.id, w.e, rev)
+	return true
 }
 
 // writeAckTimeout bounds the wait for a state write's acknowledgement: a

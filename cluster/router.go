@@ -83,6 +83,10 @@ const (
 // (async.go); a plain delivery is acknowledged.
 const opAsync = "async"
 
+// opProbe asks a node whether it is there: it answers at once, with no
+// session involved (acks.go).
+const opProbe = "probe"
+
 // Delivery outcomes in a reply's Mcp-Status header.
 const (
 	statusOK       = "ok"

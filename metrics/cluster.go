@@ -107,3 +107,31 @@ func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 			func(s ClusterStats) float64 { return float64(s.EventsTooLarge) }),
 	)
 }
+
+// ClusterTopology is what a cluster node sees of its cluster at a scrape.
+type ClusterTopology struct {
+	Peers int             // other nodes routed to; -1 when the node cannot tell
+	Leads map[string]bool // the storage this node leads, by store name
+}
+
+// RegisterClusterTopology registers the gauges of what a cluster node sees
+// of its cluster, read from topology at every scrape:
+//
+//	mcp_cluster_peers                       (other nodes this node has routes to; -1: unknown, external NATS)
+//	mcp_cluster_storage_leader{store="…"}   (1 where this node leads that storage)
+func RegisterClusterTopology(reg prometheus.Registerer, stores []string, topology func() ClusterTopology) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcp_cluster_peers",
+		Help: "Other nodes of the cluster this node has routes to (-1: it cannot tell, with an external NATS deployment)."},
+		func() float64 { return float64(topology().Peers) }))
+	for _, store := range stores {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcp_cluster_storage_leader",
+			Help:        "1 where this node leads the JetStream stream of that storage (its reads and writes go through this node), else 0.",
+			ConstLabels: prometheus.Labels{"store": store}},
+			func() float64 {
+				if topology().Leads[store] {
+					return 1
+				}
+				return 0
+			}))
+	}
+}

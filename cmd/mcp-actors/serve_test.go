@@ -26,6 +26,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-actors/mcp-actors/internal/loopback"
 )
 
 // TestServeRefusesBadFlags checks that serve refuses, before it listens,
@@ -279,11 +281,11 @@ func TestServeClusterSecretFile(t *testing.T) {
 	assert.NotContains(t, string(out), secret)
 }
 
-// freeAddr returns a loopback address with a port free right now.
+// freeAddr returns a loopback address with a port free right now, outside
+// the ephemeral range (another test's connection cannot take it meanwhile).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := loopback.Addr()
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	return a
 }

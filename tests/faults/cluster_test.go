@@ -3,12 +3,13 @@ package faults_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-actors/mcp-actors/internal/loopback"
 )
 
 // cluster is three `mcp-actors serve` processes (n1, n2, n3) whose routes
@@ -115,20 +116,12 @@ func (c *cluster) takeovers(ctx context.Context, except string) float64 {
 	return sum
 }
 
-// freePorts reserves n distinct loopback ports and frees them for the
-// processes about to listen on them.
+// freePorts returns n distinct loopback ports free right now, outside the
+// ephemeral range (another test's connection cannot take one meanwhile, or
+// while a node restarts on it).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var lns []net.Listener
-	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		require.NoError(t, ln.Close())
-	}
+	ports, err := loopback.Ports(n)
+	require.NoError(t, err)
 	return ports
 }

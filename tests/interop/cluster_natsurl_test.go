@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-actors/mcp-actors/internal/loopback"
 	"github.com/mcp-actors/mcp-actors/internal/serverbin"
 )
 
@@ -67,21 +67,13 @@ type natsServer struct {
 	out     *lockedBuffer
 }
 
-// freePorts reserves n distinct loopback ports and frees them for the
-// processes about to listen on them.
+// freePorts returns n distinct loopback ports free right now, outside the
+// ephemeral range (another test's connection cannot take one meanwhile, or
+// while a node restarts on it).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var lns []net.Listener
-	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		require.NoError(t, ln.Close())
-	}
+	ports, err := loopback.Ports(n)
+	require.NoError(t, err)
 	return ports
 }
 

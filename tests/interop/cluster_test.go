@@ -33,11 +33,8 @@ const clusterReady = 90 * time.Second
 func startCluster(t *testing.T, extra ...string) []*httpServer {
 	t.Helper()
 	var routes []string
-	for range 3 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		routes = append(routes, ln.Addr().String())
-		require.NoError(t, ln.Close())
+	for _, p := range freePorts(t, 3) {
+		routes = append(routes, fmt.Sprintf("127.0.0.1:%d", p))
 	}
 	all := "nats-route://" + strings.Join(routes, ",nats-route://")
 	var nodes []*httpServer
