@@ -39,7 +39,7 @@ type clusterFlags struct {
 	EventMaxAge   time.Duration `name:"event-max-age" default:"15m" env:"MCP_ACTORS_EVENT_MAX_AGE" help:"How long the sessions' event logs (Last-Event-ID resumption on any node) are kept in JetStream."`
 	EventsPerSess int           `name:"events-per-session" default:"512" env:"MCP_ACTORS_EVENTS_PER_SESSION" help:"Events of one session its event log keeps in JetStream; the oldest go first."`
 	EventBytes    int64         `name:"event-bytes" default:"268435456" env:"MCP_ACTORS_EVENT_BYTES" help:"Bytes the event logs of all sessions keep in JetStream; the oldest go first."`
-	EventDelay    time.Duration `name:"event-delay" default:"20ms" env:"MCP_ACTORS_EVENT_DELAY" help:"How long a node lets logged events gather before it writes them to JetStream as one batch (0: at once). A crashed node loses at most this much of its sessions' events."`
+	EventDelay    time.Duration `name:"event-delay" default:"250ms" env:"MCP_ACTORS_EVENT_DELAY" help:"How long a node lets logged events gather before it writes them to JetStream as one batch (0: at once). A crashed node loses at most this much of its sessions' events."`
 	EventFiles    bool          `name:"event-files" env:"MCP_ACTORS_EVENT_FILES" help:"Keep the event logs in JetStream files rather than memory (survives losing every replica at once; costs more per event)."`
 
 	// maxBody is serve's --max-body: a request that large must cross
