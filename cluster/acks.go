@@ -109,23 +109,28 @@ func (r *Router) checkAcks(now time.Time) {
 }
 
 // unacknowledged handles a request its owner did not acknowledge in time.
-// An owner that answers a probe is there and running: the request was
-// lost between the nodes, or the owner hangs; the request ends with an
-// error and the client may send it again. An owner that does not answer
-// (it died, is paused, or is cut off from here) may have lost the request
-// with itself: it is delivered again as any message for a silent owner is
-// — once the owner's lease lapses, to the node that takes the session
-// over — or ends with an error when the lease does not lapse in time.
-// (An owner that died after it ran the request, but before its answer
-// left, runs it twice: the client could not tell either from an error.)
+// An owner whose lease has lapsed is replaced: the request is delivered
+// again after the takeover. An owner that answers a probe is there and
+// running: the request was lost between the nodes, or the owner hangs;
+// the request ends with an error and the client may send it again. An
+// owner that does not answer (it died, is paused, or is cut off from
+// here) may have lost the request with itself: it is delivered again as
+// any message for a silent owner is — once the owner's lease lapses, to
+// the node that takes the session over — or ends with an error when the
+// lease does not lapse in time. (An owner that died after it ran the
+// request, but before its answer left, runs it twice: the client could
+// not tell either from an error.)
 func (r *Router) unacknowledged(rs *remoteStream) {
 	r.stats.unacked.Add(1)
 	r.node.log.Warn("a routed request was not acknowledged in time", "session", session.LogID(rs.session), "owner", rs.owner, "bound", rs.ackBound)
-	if r.answersProbe(rs.owner) {
-		r.endRequest(rs.req.Stream, rs.session, rs.reqID, "the session's node ("+rs.owner+") did not take the request in time; send it again")
+	ctx, cancel := context.WithTimeout(r.ctx, 2*storageOpTimeout)
+	alive, err := r.node.Alive(ctx, rs.owner)
+	cancel()
+	if (err == nil && !alive) || !r.answersProbe(rs.owner) {
+		r.redeliver(rs, errNoOwner)
 		return
 	}
-	r.redeliver(rs, errNoOwner)
+	r.endRequest(rs.req.Stream, rs.session, rs.reqID, "the session's node ("+rs.owner+") did not take the request in time; send it again")
 }
 
 // probeTimeout bounds the wait for a node's answer to a probe: a node that
