@@ -40,6 +40,7 @@ type eventWriter struct {
 	lost    bool // the node was killed: nothing more is written
 
 	written  atomic.Int64 // batches written: the last batch's ID, and metrics
+	durable  atomic.Int64 // events whose batch JetStream acknowledged
 	tooLarge atomic.Int64 // events left out for being larger than one durable write
 	warned   atomic.Bool  // tooLarge was logged
 }
@@ -211,6 +212,7 @@ func (w *eventWriter) write(wait bool) bool {
 	defer t.Stop()
 	select {
 	case <-ack.Ok():
+		w.durable.Add(int64(len(batch)))
 	case <-ack.Err(): // counted and logged by the JetStream context's handler
 	case <-t.C:
 	case <-n.ctx.Done():

@@ -46,7 +46,6 @@ func (r *Router) Journal(id string, e session.LoggedEvent) {
 		epoch = en.Epoch
 	}
 	m := &nats.Msg{Subject: r.node.subj.events(id), Data: encodeEvent(make([]byte, 0, len(e.Stream)+len(e.Data)+48), e, epoch)}
-	r.stats.logged.Add(1)
 	r.node.evw.enqueue(m)
 }
 

@@ -13,7 +13,6 @@ type stats struct {
 	framesIn    atomic.Int64 // stream events received from another node
 	takeovers   atomic.Int64 // sessions taken over from a lost node
 	hopNanos    atomic.Int64 // time spent waiting for routed messages' acks
-	logged      atomic.Int64 // events appended to the event log
 	restored    atomic.Int64 // events read back from it for sessions taken over
 	unacked     atomic.Int64 // requests sent from here that no acknowledgement reached in time
 	lostAnswers atomic.Int64 // requests accepted elsewhere whose answer was lost on its way here (running.go)
@@ -31,7 +30,7 @@ type Stats struct {
 	HopTime              time.Duration // total wait for routed messages' acks
 	LeaseRenewals        int64         // this node's lease renewals
 	LeaseRenewalFailures int64
-	EventsLogged         int64 // events appended to the sessions' event logs
+	EventsLogged         int64 // events appended to the sessions' event logs, acknowledged
 	EventsRestored       int64 // events read back for sessions taken over
 	EventBatches         int64 // writes of the event log (batches of events)
 	WriteFailures        int64 // event log and directory writes that failed
@@ -54,7 +53,7 @@ func (r *Router) Stats() Stats {
 		FramesOut: r.stats.framesOut.Load(), FramesIn: r.stats.framesIn.Load(),
 		Takeovers: r.stats.takeovers.Load(), HopTime: time.Duration(r.stats.hopNanos.Load()),
 		LeaseRenewals: r.node.renewals.Load(), LeaseRenewalFailures: r.node.renewFailures.Load(),
-		EventsLogged: r.stats.logged.Load(), EventsRestored: r.stats.restored.Load(), EventBatches: r.node.evw.written.Load(),
+		EventsLogged: r.node.evw.durable.Load(), EventsRestored: r.stats.restored.Load(), EventBatches: r.node.evw.written.Load(),
 		WriteFailures: r.node.asyncFailures.Load(), Unacknowledged: r.stats.unacked.Load(), LostAnswers: r.stats.lostAnswers.Load(),
 		NATSErrors: r.node.natsErrors.Load(), Acting: r.node.Standalone() || r.node.acting(),
 		GoneStreams: r.stats.goneStreams.Load(), ForeignEvents: r.streams.ForeignEvents(),

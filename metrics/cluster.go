@@ -73,7 +73,7 @@ func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 			func(s ClusterStats) float64 { return float64(s.LeaseRenewals) }),
 		counter("mcp_cluster_lease_renewals_total", "Renewals of this node's lease, by outcome.", prometheus.Labels{"outcome": "failed"},
 			func(s ClusterStats) float64 { return float64(s.LeaseRenewalFailures) }),
-		counter("mcp_cluster_events_logged_total", "SSE events appended to the sessions' durable event logs.", nil,
+		counter("mcp_cluster_events_logged_total", "SSE events appended to the sessions' durable event logs: counted once JetStream acknowledged their batch.", nil,
 			func(s ClusterStats) float64 { return float64(s.EventsLogged) }),
 		counter("mcp_cluster_event_batches_total", "Writes of the event log: each carries a batch of events, of one or many sessions.", nil,
 			func(s ClusterStats) float64 { return float64(s.EventBatches) }),
