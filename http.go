@@ -106,17 +106,16 @@ func (o *HTTPOptions) check() error {
 // HTTPHandler returns the server's Streamable HTTP endpoint as an
 // http.Handler, at opts.Path (default /mcp), with /healthz and /readyz
 // when opts.Health is set and /metrics when Options.Metrics is. opts may
-// be nil. Mount it in your own server, or use Serve. Call Shutdown before
-// shutting your http.Server down: it ends the sessions' event streams,
-// which http.Server.Shutdown would otherwise wait for.
+// be nil. Mount it in your own server (HTTP/1.1, HTTP/2 over TLS, h2c), or
+// use Serve. Your http.Server's Shutdown ends the GET event streams it
+// serves (each is a plain handler that watches for it); call Shutdown
+// first to let running requests finish and close the sessions.
 func (s *Server) HTTPHandler(opts *HTTPOptions) (http.Handler, error) {
-	return s.httpMux(opts, nil)
+	return s.httpMux(opts)
 }
 
-// httpMux builds the handler HTTPHandler returns. ln, when not nil, is the
-// listener its http.Server accepts from, which held GET streams give their
-// connections back to (see transport.Listener).
-func (s *Server) httpMux(opts *HTTPOptions, ln *transport.Listener) (*http.ServeMux, error) {
+// httpMux builds the handler HTTPHandler returns.
+func (s *Server) httpMux(opts *HTTPOptions) (*http.ServeMux, error) {
 	var o HTTPOptions
 	if opts != nil {
 		o = *opts
@@ -140,7 +139,6 @@ func (s *Server) httpMux(opts *HTTPOptions, ln *transport.Listener) (*http.Serve
 		Retry:          o.Retry,
 		Observer:       s.httpObserver(),
 		Logger:         o.Logger,
-		Listener:       ln,
 	})
 	mux := http.NewServeMux()
 	mux.Handle(o.Path, ep)
@@ -173,9 +171,6 @@ func NewHTTPServer(handler http.Handler, log *slog.Logger) *http.Server {
 // connections. It returns nil after a shutdown ctx asked for, and the
 // error that stopped the HTTP server otherwise. extra, when not nil,
 // serves every path the MCP handler does not (debug endpoints, say).
-// Over plain HTTP/1.1 a GET stream's connection is kept alive when the
-// server ends the stream, as any other's (see transport.Listener); over
-// TLS, as with HTTPHandler in your own server, it closes.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, opts *HTTPOptions, extra http.Handler) error {
 	var o HTTPOptions
 	if opts != nil {
@@ -190,17 +185,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, opts *HTTPOptions, 
 	if err := o.check(); err != nil {
 		return err
 	}
-	// Over plain HTTP the connections of held GET streams go back to the
-	// server when the streams end (HTTP/1.1 keep-alive). ServeTLS wraps what
-	// it accepts, and a TLS connection once taken over cannot be given back.
-	var gl *transport.Listener
-	if o.TLSCertFile == "" {
-		gl = transport.NewListener(ln)
-		ln = gl
-	}
-	mux, err := s.httpMux(&o, gl)
-	if err != nil { // not after check; ends gl's goroutine if it ever is
-		_ = ln.Close()
+	mux, err := s.httpMux(&o)
+	if err != nil { // not after check
 		return err
 	}
 	if extra != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 // TestServeKeepsGETStreamConnections checks Serve over plain HTTP: the
@@ -94,6 +95,68 @@ func TestServeKeepsGETStreamConnections(t *testing.T) {
 		require.Fail(t, "Serve did not return")
 	}
 	t.Logf("Serve shut down in %v", time.Since(start))
+}
+
+// TestOwnServerShutdownEndsGETStreams checks HTTPHandler in an embedder's
+// own http.Server, over HTTP/1.1: its Shutdown, called while GET streams
+// are open and without Server.Shutdown before it, ends every stream
+// cleanly and returns well within its context. No goroutine is left.
+func TestOwnServerShutdownEndsGETStreams(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, leaks) }) // runs last
+	srv := newServer(nil)
+	t.Cleanup(func() { _ = srv.Close(context.Background()) })
+	h, err := srv.HTTPHandler(nil)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	hs := &http.Server{Handler: h}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	url := "http://" + ln.Addr().String() + "/mcp"
+	tr := &http.Transport{ResponseHeaderTimeout: 10 * time.Second}
+	t.Cleanup(tr.CloseIdleConnections)
+	hc := &http.Client{Transport: tr}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	send := func(method, sid, body string) *http.Response {
+		req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := hc.Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = resp.Body.Close() })
+		return resp
+	}
+
+	var streams []*http.Response
+	for range 3 {
+		resp := send(http.MethodPost, "",
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		sid := resp.Header.Get("Mcp-Session-Id")
+		require.Equal(t, http.StatusAccepted, send(http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).StatusCode)
+		get := send(http.MethodGet, sid, "")
+		require.Equal(t, http.StatusOK, get.StatusCode)
+		streams = append(streams, get)
+	}
+
+	shutdownCtx, cancelShutdown := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelShutdown()
+	start := time.Now()
+	require.NoError(t, hs.Shutdown(shutdownCtx), "Shutdown waited for the GET streams")
+	for i, get := range streams {
+		_, err := io.Copy(io.Discard, get.Body)
+		assert.NoError(t, err, "stream %d ends cleanly", i)
+	}
+	require.ErrorIs(t, <-served, http.ErrServerClosed)
+	t.Logf("Shutdown returned in %v", time.Since(start))
 }
 
 // countingListener counts the connections it accepts.

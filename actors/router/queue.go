@@ -19,7 +19,6 @@ type Queue struct {
 	ctx  context.Context
 
 	mu     sync.Mutex
-	fwd    Receiver // set by Forward: everything goes there from then on
 	queue  []messages.StreamEvent
 	spare  []messages.StreamEvent // the previous batch's slice, reused
 	frames int
@@ -40,10 +39,6 @@ func NewQueue(ctx context.Context, max int, wake chan struct{}) *Queue {
 // Receive implements Receiver.
 func (q *Queue) Receive(ev messages.StreamEvent) bool {
 	q.mu.Lock()
-	if q.fwd != nil {
-		defer q.mu.Unlock() // held: the order of events stays theirs
-		return q.fwd.Receive(ev)
-	}
 	if q.ended {
 		q.mu.Unlock()
 		return false
@@ -64,30 +59,8 @@ func (q *Queue) Receive(ev messages.StreamEvent) bool {
 	return ok
 }
 
-// Gone implements Receiver: the client has gone once ctx has ended (or,
-// after Forward, when the receiver forwarded to says so).
-func (q *Queue) Gone() bool {
-	q.mu.Lock()
-	fwd := q.fwd
-	q.mu.Unlock()
-	if fwd != nil {
-		return fwd.Gone()
-	}
-	return q.ctx.Err() != nil
-}
-
-// Forward hands the stream over to r: the events queued and not taken go
-// to r first, in order, then every event that arrives. The goroutine that
-// took events from the queue takes none from then on.
-func (q *Queue) Forward(r Receiver) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for _, ev := range q.queue {
-		r.Receive(ev)
-	}
-	clear(q.queue)
-	q.queue, q.spare, q.fwd = nil, nil, r
-}
+// Gone implements Receiver: the client has gone once ctx has ended.
+func (q *Queue) Gone() bool { return q.ctx.Err() != nil }
 
 // Wake is signalled whenever events arrive.
 func (q *Queue) Wake() <-chan struct{} { return q.wake }

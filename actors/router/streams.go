@@ -110,20 +110,6 @@ func (s *Streams) Register(session string, r Receiver) messages.StreamID {
 	return id
 }
 
-// Replace makes r the receiver of stream id from now on, for the same
-// session (a deliverer that looked up the old one may still hand it an
-// event: it must pass such events on to r). A stream no longer registered
-// stays so.
-func (s *Streams) Replace(id messages.StreamID, r Receiver) {
-	old := s.lookup(id)
-	if old == nil {
-		return
-	}
-	reg := &registration{r: r}
-	reg.session.Store(old.session.Load())
-	s.m.CompareAndSwap(id.N, old, reg)
-}
-
 // Unregister removes stream id; events for it are refused from now on.
 func (s *Streams) Unregister(id messages.StreamID) {
 	if s.lookup(id) != nil {

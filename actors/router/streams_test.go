@@ -98,9 +98,8 @@ func TestStreamsNeverDeliverOtherNodes(t *testing.T) {
 			assert.True(t, s.Gone(elsewhere))
 
 			s.Unregister(elsewhere)
-			s.Replace(elsewhere, &recorder{})
 			assert.True(t, s.Holds(id), "another node's ID touches nothing here")
-			assert.True(t, s.Deliver(frame(id, `{}`)), "nor replaces the stream of the same number")
+			assert.True(t, s.Deliver(frame(id, `{}`)), "nor the stream of the same number")
 		})
 	}
 	for _, ev := range r.events() {
@@ -125,7 +124,6 @@ func TestStreamsNeverDeliverOtherBoots(t *testing.T) {
 	}
 	assert.Equal(t, router.NoStream, after.Offer(frame(messages.StreamID{Node: "n1", N: id.N}, `{}`)), "nor an ID without a boot")
 	after.Unregister(old)
-	after.Replace(old, &recorder{})
 	assert.False(t, after.Gone(id), "the earlier run's ID touches nothing here")
 	assert.True(t, after.Gone(old))
 	assert.Empty(t, r.events())
@@ -180,28 +178,4 @@ func TestStreamsGone(t *testing.T) {
 	assert.False(t, s.Gone(id))
 	r.gone.Store(true)
 	assert.True(t, s.Gone(id), "Gone follows the receiver")
-}
-
-func TestStreamsReplace(t *testing.T) {
-	s := router.NewStreams("n1")
-	old, repl := &recorder{}, &recorder{}
-	id := s.Register(sess, old)
-	require.True(t, s.Deliver(frame(id, `1`)))
-
-	s.Replace(id, repl)
-	require.True(t, s.Deliver(frame(id, `2`)))
-	assert.Equal(t, []messages.StreamEvent{frame(id, `1`)}, old.events())
-	assert.Equal(t, []messages.StreamEvent{frame(id, `2`)}, repl.events())
-	assert.Equal(t, 1, s.Len())
-	other := frame(id, `3`)
-	other.Session = "n1.other"
-	assert.Equal(t, router.Foreign, s.Offer(other), "the stream keeps its session")
-
-	repl.gone.Store(true)
-	assert.True(t, s.Gone(id), "Gone follows the new receiver")
-	assert.False(t, old.Gone())
-
-	s.Unregister(id)
-	s.Replace(id, &recorder{})
-	assert.False(t, s.Holds(id), "a stream unregistered stays so")
 }

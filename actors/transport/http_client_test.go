@@ -31,15 +31,21 @@ type httpClient struct {
 	ids     atomic.Int64
 }
 
-// client returns a new client of f. Its idle connections are closed when the
-// test ends.
+// client returns a new client of f, speaking f's protocol. Its idle
+// connections are closed when the test ends.
 func (f *httpFixture) client(t *testing.T) *httpClient {
 	t.Helper()
-	tr := &http.Transport{
-		ResponseHeaderTimeout: watchdog,
-		DisableCompression:    true,
-		MaxIdleConnsPerHost:   16,
+	tr := &http.Transport{}
+	switch f.proto {
+	case protoH2:
+		tr = f.tlsClient.Transport.(*http.Transport).Clone()
+	case protoH2C:
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetUnencryptedHTTP2(true)
 	}
+	tr.ResponseHeaderTimeout = watchdog
+	tr.DisableCompression = true
+	tr.MaxIdleConnsPerHost = 16
 	t.Cleanup(tr.CloseIdleConnections)
 	return &httpClient{t: t, f: f, hc: &http.Client{Transport: tr}, header: http.Header{}}
 }

@@ -24,7 +24,6 @@ var (
 	ctSSE       = []string{"text/event-stream"}
 	noCache     = []string{"no-cache"}
 	noBuffering = []string{"no"}
-	connClose   = []string{"close"}
 )
 
 // startSSE answers 200 with an event stream. The head goes out with the
@@ -47,13 +46,15 @@ func (h *HTTPHandler) startSSE(x *exchange) *eventWriter {
 
 // write sends frames as events, and a keep-alive comment with ping. With
 // last nothing follows them: they are not flushed, and go out with the end
-// of the response, in one write.
+// of the response, in one write, within the write deadline set here (a
+// stream quiet for longer than the last one would otherwise end its body
+// past it).
 func (ew *eventWriter) write(frames []messages.Frame, ping, last bool) error {
 	ew.buf = appendEvents(ew.buf[:0], frames, ping, ew.retry)
+	_ = ew.rc.SetWriteDeadline(time.Now().Add(ew.timeout))
 	if len(ew.buf) == 0 && last {
 		return nil
 	}
-	_ = ew.rc.SetWriteDeadline(time.Now().Add(ew.timeout))
 	if _, err := ew.w.Write(ew.buf); err != nil {
 		return err
 	}

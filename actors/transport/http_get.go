@@ -9,13 +9,16 @@ import (
 
 // get opens the session's standalone event stream, or resumes the stream a
 // Last-Event-ID names (replaying what followed it, then going live). The
-// stream lives on the goroutine net/http gives the request while it is
-// busy; once it has been quiet for holdAfter it is held without one
-// (heldStream) where the connection allows. An idle stream carries a
-// keep-alive comment every KeepAlive. When the server ends the stream, its
-// connection serves the client's next request if the handler has a
-// Listener to give held connections back to (see reusable), and closes
-// otherwise.
+// stream lives on the goroutine net/http gives the request, for its whole
+// life, the same over HTTP/1.1, HTTP/2 and h2c: the session hands its
+// events to the stream's queue, which wakes this goroutine to write them;
+// a quiet stream carries a keep-alive comment every KeepAlive. It ends
+// when the session ends it, when the client hangs up (the request's
+// context), or when the http.Server serving it begins to shut down
+// (shuttingDown). Its body then ends, and net/http keeps or closes the
+// connection as for any other response.
+//
+//	session ──StreamEvent──▶ Queue ──Wake──▶ get ──write, Flush──▶ ResponseWriter
 func (h *HTTPHandler) get(x *exchange) {
 	if _, sse := acceptance(x.r); !sse {
 		h.fail(x, http.StatusNotAcceptable, "not acceptable: the Accept header must list text/event-stream")
@@ -28,12 +31,7 @@ func (h *HTTPHandler) get(x *exchange) {
 		return
 	}
 	q, sid := h.openStream(x, nil)
-	held := false
-	defer func() {
-		if !held {
-			h.router.Streams().Unregister(sid)
-		}
-	}()
+	defer h.router.Streams().Unregister(sid)
 	ctx := x.r.Context()
 	attach := &messages.AttachStream{Principal: x.principal, Stream: sid, LastEventID: x.r.Header.Get(headerLastEventID)}
 	if err := h.router.Deliver(ctx, x.session, attach); err != nil {
@@ -45,11 +43,9 @@ func (h *HTTPHandler) get(x *exchange) {
 		h.detach(x, sid)
 		return
 	}
-	standalone := false
 	switch batch[0].Signal {
-	case messages.SignalAttached:
-		standalone = true
-	case messages.SignalResumed: // ends with its request's response
+	case messages.SignalAttached: // the standalone stream: lives as long as its session
+	case messages.SignalResumed: // a request's stream: ends with its response
 	case messages.SignalConflict:
 		h.fail(x, http.StatusConflict, "conflict: the session already has a GET stream open")
 		return
@@ -57,15 +53,7 @@ func (h *HTTPHandler) get(x *exchange) {
 		h.notFound(x)
 		return
 	}
-	reuse := h.reusable(x.r)
-	if x.r.ProtoMajor == 1 && !reuse {
-		// The stream may be held (taken over from net/http), and without
-		// a listener to give its connection back to, a held stream's end
-		// is its connection's. Said in the head, a client never takes the
-		// connection back into its pool, to find it closed under its next
-		// request.
-		x.w.Header()["Connection"] = connClose
-	}
+	shutdown := h.shuttingDown(x.r)
 	ew := h.startSSE(x)
 	if ew.flush() != nil { // the head goes out at once
 		h.detach(x, sid)
@@ -77,8 +65,6 @@ func (h *HTTPHandler) get(x *exchange) {
 		defer t.Stop()
 		ping = t.C
 	}
-	quiet := time.NewTimer(holdAfter)
-	defer quiet.Stop()
 	var frames []messages.Frame
 	batch = batch[1:]
 	for {
@@ -92,23 +78,23 @@ func (h *HTTPHandler) get(x *exchange) {
 			if end != messages.SignalFrame {
 				return // a resumed request's response went out, or the session ended the stream
 			}
-			quiet.Reset(holdAfter)
 		}
 		batch = nil
 		select {
 		case <-q.Wake():
 			batch = q.Take()
-		case <-quiet.C:
-			// Only the standalone stream, which lives as long as its
-			// session, is worth holding.
-			if held = standalone && h.hold(x, q, sid, reuse); held {
-				return
-			}
 		case <-ping:
 			if err := ew.write(nil, true, false); err != nil {
 				h.detach(x, sid)
 				return
 			}
+		case <-shutdown:
+			// The server is going away: the body ends cleanly, and the
+			// session learns that the stream has no connection, so that
+			// the client may resume it on another node.
+			_ = ew.write(nil, false, true)
+			h.detach(x, sid)
+			return
 		case <-ctx.Done():
 			h.detach(x, sid)
 			return

@@ -1,12 +1,12 @@
 package transport
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
@@ -42,8 +42,9 @@ type HTTPHandler struct {
 	policy originPolicy
 	log    *slog.Logger
 	retry  string
-	hub    *streamHub      // pings held GET streams
-	ctx    context.Context // for what the handler sends on its own (held streams)
+	// shutdowns maps each *http.Server that has served a GET stream to a
+	// channel closed when it begins to shut down (see shuttingDown).
+	shutdowns sync.Map
 }
 
 // NewHTTPHandler returns the endpoint for the sessions r reaches. opts may
@@ -56,8 +57,6 @@ func NewHTTPHandler(r router.Router, opts *HTTPOptions) *HTTPHandler {
 		policy: newOriginPolicy(&o),
 		log:    o.Logger,
 		retry:  strconv.FormatInt(o.Retry.Milliseconds(), 10),
-		hub:    newStreamHub(o.KeepAlive),
-		ctx:    context.Background(),
 	}
 }
 
@@ -71,7 +70,6 @@ type exchange struct {
 	mcpMethod string // the JSON-RPC method of a POSTed request or notification
 	status    int
 	streamed  bool // answered with an event stream
-	held      bool // its stream was taken over (heldStream), which reports it when it ends
 	start     time.Time
 }
 
@@ -80,7 +78,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	x := &exchange{w: w, r: r, status: http.StatusOK, start: start}
 	h.serve(x)
-	if obs := h.opts.Observer; obs != nil && !x.held {
+	if obs := h.opts.Observer; obs != nil {
 		obs.HTTPRequest(r.Method, x.status, time.Since(start))
 	}
 	if h.log.Enabled(r.Context(), slog.LevelDebug) {

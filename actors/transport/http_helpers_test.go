@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,13 @@ const (
 	headerRetry = "Retry-After"
 )
 
+// The protocols a fixture speaks (httpSetup.Protocol).
+const (
+	protoHTTP1 = "HTTP/1.1"     // plain HTTP/1.1
+	protoH2    = "HTTPS+HTTP/2" // HTTP/2 over TLS (httptest's certificate)
+	protoH2C   = "h2c"          // HTTP/2 without TLS, by prior knowledge
+)
+
 // httpSetup configures an httpFixture. The zero value serves the defaults.
 type httpSetup struct {
 	// HTTP are the transport options. ListenAddr defaults to the fixture's
@@ -47,9 +55,9 @@ type httpSetup struct {
 	// Configure, when set, may change the http.Server NewHTTPServer built
 	// before it serves.
 	Configure func(*http.Server)
-	// GiveBack serves from a transport.Listener, which held GET streams
-	// give their connections back to (HTTP.Listener).
-	GiveBack bool
+	// Protocol is what the server speaks and the fixture's clients use:
+	// protoHTTP1 (the default), protoH2 or protoH2C.
+	Protocol string
 	// Router, when set, wraps the server's router for the handler.
 	Router func(router.Router) router.Router
 }
@@ -65,9 +73,15 @@ type httpFixture struct {
 	url  string
 	port string
 	obs  *httpObserver
-	// dialed counts the connections accepted from the network (not those
-	// given back).
+	// dialed counts the connections accepted from the network.
 	dialed *atomic.Int64
+	// proto is setup.Protocol; tlsClient, for protoH2, trusts the
+	// server's certificate (httptest's).
+	proto     string
+	tlsClient *http.Client
+	// shutdown shuts the http.Server down once, bounded by its ctx, and
+	// waits for it to stop serving; it reports what Shutdown returned.
+	shutdown func(ctx context.Context) error
 
 	// gateStarted receives the request ID when "gate" runs; gate releases
 	// it (close or send); gateEnded receives ctx.Err() when "gate" was
@@ -121,11 +135,6 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 	}
 	f.dialed = new(atomic.Int64)
 	ln = countingListener{ln, f.dialed}
-	if setup.GiveBack {
-		gl := transport.NewListener(ln)
-		ln, opts.Listener = gl, gl
-	}
-	served := make(chan error, 1)
 	rt := f.srv.Router()
 	if setup.Router != nil {
 		rt = setup.Router(rt)
@@ -133,15 +142,42 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 	h := transport.NewHTTPHandler(rt, &opts)
 	f.h = h
 	f.hs = transport.NewHTTPServer(h, nil)
+	f.proto = setup.Protocol
+	if f.proto == "" {
+		f.proto = protoHTTP1
+	}
+	f.hs.Protocols = new(http.Protocols)
+	f.hs.Protocols.SetHTTP1(true)
+	if f.proto == protoH2C {
+		f.hs.Protocols.SetUnencryptedHTTP2(true)
+	}
 	if setup.Configure != nil {
 		setup.Configure(f.hs)
 	}
-	go func() { served <- f.hs.Serve(ln) }()
-	shutdown := func(ctx context.Context) {
-		if err := f.hs.Shutdown(ctx); err != nil {
-			_ = f.hs.Close()
-		}
-		assert.ErrorIs(t, recv(t, served, "Serve to return"), http.ErrServerClosed)
+	var stopped func() error // waits for the server to stop serving
+	if f.proto == protoH2 {
+		f.hs.Protocols.SetHTTP2(true)
+		ts := httptest.NewUnstartedServer(h)
+		ts.Listener, ts.Config, ts.EnableHTTP2 = ln, f.hs, true
+		ts.StartTLS()
+		f.url = ts.URL + "/mcp"
+		f.tlsClient = ts.Client()
+		stopped = func() error { ts.Close(); return http.ErrServerClosed }
+	} else {
+		served := make(chan error, 1)
+		go func() { served <- f.hs.Serve(ln) }()
+		stopped = func() error { return recv(t, served, "Serve to return") }
+	}
+	var once sync.Once
+	var shutdownErr error
+	f.shutdown = func(ctx context.Context) error {
+		once.Do(func() {
+			if shutdownErr = f.hs.Shutdown(ctx); shutdownErr != nil {
+				_ = f.hs.Close()
+			}
+			assert.ErrorIs(t, stopped(), http.ErrServerClosed)
+		})
+		return shutdownErr
 	}
 
 	t.Cleanup(func() {
@@ -150,7 +186,7 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 		// Sessions first: that closes their streams, so the handlers
 		// serving them return and Shutdown finds the connections idle.
 		assert.NoError(t, f.srv.Close(ctx), "closing the server")
-		shutdown(ctx)
+		_ = f.shutdown(ctx)
 	})
 	return f
 }

@@ -81,13 +81,6 @@ type HTTPOptions struct {
 	// request and one per refused request with its reason); nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// Listener, when set, is the listener the handler's http.Server
-	// accepts from, serving plain HTTP (not TLS: net/http wraps what
-	// ServeTLS accepts). A held GET stream that the server ends cleanly
-	// gives its connection back to it, for the client's next request.
-	// Without it, a held stream's end is its connection's, and the head of
-	// every HTTP/1.x GET stream says Connection: close.
-	Listener *Listener
 }
 
 // Observer is told about HTTP traffic, for metrics.

@@ -217,8 +217,7 @@ func (s *sseReader) ended() error {
 }
 
 // endedWithSession reads a standalone GET stream to its end and returns
-// what ended it: nil when the stream ended cleanly with its session, held
-// (see transport's heldStream) or not.
+// what ended it: nil when the stream ended cleanly with its session.
 func (s *sseReader) endedWithSession() error {
 	s.t.Helper()
 	return s.ended()
