@@ -19,8 +19,9 @@ import (
 // refused it because another node took the session over (ErrFenced), or
 // could not take it (the error). It does not block: the session calls it
 // on its actor, one write at a time, and answers what waits on the write
-// (initialize, PutData, …) when done is called. A node on its own keeps
-// nothing durable: done(nil) at once.
+// (initialize, PutData, …) when done is called, on this goroutine when
+// the write cannot start, on another one otherwise. A node on its own
+// keeps nothing durable: done(nil) at once.
 func (r *Router) Persist(id string, st *session.State, done func(error)) {
 	if r.node.Standalone() {
 		done(nil)
@@ -49,14 +50,21 @@ func (r *Router) Persist(id string, st *session.State, done func(error)) {
 		return
 	}
 	w := &stateWrite{id: id, e: e, msg: r.recordMsg(id, b), opts: r.recordOpts(e.rev), start: time.Now()}
-	ack, err := r.node.js.PublishMsgAsync(w.msg, w.opts...)
-	if err != nil {
-		done(fmt.Errorf("%w: %w", errStorage, err))
-		return
-	}
-	if !r.goBackground(func() { done(r.awaitWrite(w, ack)) }) {
+	// Published off the session's goroutine: PublishMsgAsync waits when
+	// too many acknowledgements are pending, and the session must not.
+	if !r.goBackground(func() { done(r.publishState(w)) }) {
 		done(fmt.Errorf("%w: the node is closing", errStorage))
 	}
+}
+
+// publishState publishes state write w and waits for its outcome
+// (awaitWrite).
+func (r *Router) publishState(w *stateWrite) error {
+	ack, err := r.node.js.PublishMsgAsync(w.msg, w.opts...)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errStorage, err)
+	}
+	return r.awaitWrite(w, ack)
 }
 
 // stateWrite is one write of a session's record over the revision e.rev.
