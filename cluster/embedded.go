@@ -53,6 +53,13 @@ func (n *Node) startServer() error {
 // serverStartTimeout bounds the embedded server's start.
 const serverStartTimeout = 30 * time.Second
 
+func (n *Node) shutdownServer() {
+	if n.ns != nil {
+		n.ns.Shutdown()
+		n.ns.WaitForShutdown()
+	}
+}
+
 // serverOptions returns the embedded server's options.
 func (o Options) serverOptions() (*server.Options, error) {
 	so := &server.Options{

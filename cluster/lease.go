@@ -71,6 +71,48 @@ func (n *Node) acting() bool { return n.since() < time.Duration(n.lease.deadline
 // acting); false while its lease may have lapsed.
 func (n *Node) Acting() bool { return n.acting() }
 
+// maintain creates the buckets (retrying until JetStream can), then keeps
+// the lease renewed until Close.
+func (n *Node) maintain() {
+	defer n.stopped.Done()
+	backoff := 100 * time.Millisecond
+	for {
+		err := n.createBuckets()
+		if err == nil {
+			break
+		}
+		n.setErr(err)
+		n.log.Debug("JetStream not ready yet", "err", err)
+		select {
+		case <-n.stop:
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+	tick := time.NewTicker(n.opts.LeaseTTL / 4)
+	defer tick.Stop()
+	for {
+		n.renew()
+		// Renewals fail while storage has no quorum; once the lease may
+		// have expired, the sessions are given up at once rather than at
+		// the next tick.
+		lapse := time.NewTimer(max(n.lease.sentOK+n.opts.LeaseTTL-n.since(), 0))
+		if n.lease.rev == 0 || n.lease.given {
+			lapse.Stop()
+		}
+		select {
+		case <-n.stop:
+			lapse.Stop()
+			return
+		case <-tick.C:
+		case <-lapse.C:
+			n.giveUp("the lease was not renewed for " + n.opts.LeaseTTL.String())
+		}
+		lapse.Stop()
+	}
+}
+
 // renew renews the lease once, or takes a new one. On the maintain
 // goroutine.
 func (n *Node) renew() {
@@ -208,4 +250,17 @@ func (n *Node) Alive(ctx context.Context, node string) (bool, error) {
 			return false, err
 		}
 	}
+}
+
+// Members returns the nodes with a current lease.
+func (n *Node) Members(ctx context.Context) ([]string, error) {
+	kv := n.kv(func() jetstream.KeyValue { return n.nodes })
+	if kv == nil {
+		return nil, ErrNotReady
+	}
+	keys, err := kv.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	return keys, err
 }

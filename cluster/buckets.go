@@ -1,0 +1,164 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/mcp-actors/mcp-actors/actors/session"
+)
+
+// createBuckets creates (or opens) the cluster's buckets.
+func (n *Node) createBuckets() error {
+	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
+	defer cancel()
+	r := n.opts.Replicas
+	sessions, err := n.leaderBucket(ctx, jetstream.KeyValueConfig{
+		Bucket: n.subj.bucket("sessions"), Description: "mcp-actors session directory: session ID → owner, epoch, principal, state",
+		History: 1, Storage: jetstream.FileStorage, Replicas: r, LimitMarkerTTL: markerTTL,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the session directory: %w", err)
+	}
+	nodes, err := n.leaderBucket(ctx, jetstream.KeyValueConfig{
+		Bucket: n.subj.bucket("nodes"), Description: "mcp-actors node leases",
+		History: 1, Storage: jetstream.MemoryStorage, Replicas: r, TTL: n.opts.LeaseTTL,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the lease bucket: %w", err)
+	}
+	catalog, err := n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: n.subj.bucket("catalog"), Description: "mcp-actors catalog state: enabled items, resource versions",
+		History: 1, Storage: jetstream.FileStorage, Replicas: r,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the catalog bucket: %w", err)
+	}
+	events, err := n.js.CreateOrUpdateStream(ctx, n.eventStreamConfig())
+	if err != nil {
+		return fmt.Errorf("creating the event log stream: %w", err)
+	}
+	// A server before 2.12 ignores what it does not know: events go one by one.
+	n.atomicEvents.Store(events.CachedInfo().Config.AllowAtomicPublish)
+	n.mu.Lock()
+	n.sessions, n.nodes, n.catalog, n.events = sessions, nodes, catalog, events
+	hooks := n.hooks
+	n.hooks = nil
+	n.mu.Unlock()
+	close(n.up)
+	for _, h := range hooks {
+		h()
+	}
+	return nil
+}
+
+// leaderBucket opens (creating it if needed) a bucket whose reads go to
+// its stream's leader, never to a replica that may lag behind it: the
+// leases and the session directory, whose reads decide who owns a session.
+// A key-value bucket answers reads from any replica by default ("direct
+// gets"); the stream's AllowDirect is turned off, and the bucket is opened
+// again so that it reads from the leader.
+func (n *Node) leaderBucket(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := n.js.KeyValue(ctx, cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = n.js.CreateKeyValue(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = n.js.KeyValue(ctx, cfg.Bucket) // another node created it meanwhile
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := n.js.Stream(ctx, "KV_"+cfg.Bucket)
+	if err != nil {
+		return nil, err
+	}
+	sc := s.CachedInfo().Config
+	if !sc.AllowDirect {
+		return kv, nil // opened as it is now: it reads from the leader
+	}
+	sc.AllowDirect = false
+	if _, err := n.js.UpdateStream(ctx, sc); err != nil {
+		return nil, err
+	}
+	kv, err = n.js.KeyValue(ctx, cfg.Bucket)
+	if err != nil {
+		return nil, err
+	}
+	if s, err = n.js.Stream(ctx, "KV_"+cfg.Bucket); err != nil {
+		return nil, err
+	}
+	if s.CachedInfo().Config.AllowDirect {
+		return nil, errors.New("bucket " + cfg.Bucket + " still reads from replicas")
+	}
+	return kv, nil
+}
+
+// bucketsUp reports whether the buckets exist.
+func (n *Node) bucketsUp() bool {
+	select {
+	case <-n.up:
+		return true
+	default:
+		return false
+	}
+}
+
+// onBuckets runs fn once the buckets exist (at once if they do).
+func (n *Node) onBuckets(fn func()) {
+	n.mu.Lock()
+	if n.sessions == nil {
+		n.hooks = append(n.hooks, fn)
+		n.mu.Unlock()
+		return
+	}
+	n.mu.Unlock()
+	fn()
+}
+
+// waitBuckets waits until the buckets exist (a new node creates them in
+// the background), ctx ends (bounded by 10 s without a deadline), or the
+// node closes.
+func (n *Node) waitBuckets(ctx context.Context) error {
+	select {
+	case <-n.up:
+		return nil
+	default:
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	select {
+	case <-n.up:
+		return nil
+	case <-n.stop:
+		return fmt.Errorf("%w: the node is closing", ErrNotReady)
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", ErrNotReady, n.Ready())
+	}
+}
+
+func (n *Node) kv(get func() jetstream.KeyValue) jetstream.KeyValue {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return get()
+}
+
+// writeAsync publishes m to JetStream without waiting for its
+// acknowledgement, once the buckets exist. A write refused at once is
+// logged (what, for session id) and counted with those that fail later (the
+// handler given to jetstream.New).
+func (n *Node) writeAsync(m *nats.Msg, what, id string, opts ...jetstream.PublishOpt) {
+	n.onBuckets(func() {
+		if _, err := n.js.PublishMsgAsync(m, opts...); err != nil {
+			n.asyncFailures.Add(1)
+			n.log.Warn(what+" failed", "session", session.LogID(id), "err", err)
+		}
+	})
+}
