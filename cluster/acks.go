@@ -21,7 +21,7 @@ import (
 // request with a JSON-RPC error (the owner hangs, or the request was lost
 // between nodes), and the client may send it again. Once acknowledged the
 // request's body is let go; its stream still ends with an error if the
-// owner's lease lapses before it answers (watch.go).
+// owner's lease lapses before it answers (owners.go).
 //
 //	holder ──publish──▶ owner: delivered ──(ackDelay, no event yet)──▶ ack ──▶ holder lets the body go
 //	   └── no ack nor event within ackBound ──▶ owner's lease lapsed? ──yes──▶ take over, deliver here

@@ -42,7 +42,7 @@ type Router struct {
 	dir      sync.Map // session ID → *entry: what this node knows of sessions' records (directory.go)
 	gone     sync.Map // session ID → time.Time: this node's sessions that ended (ended)
 	unknown  sync.Map // session ID → time.Time: IDs the directory does not hold (takeover.go)
-	remote   sync.Map // messages.StreamID → *remoteStream: streams here waiting on other nodes (watch.go)
+	remote   sync.Map // messages.StreamID → *remoteStream: streams here waiting on other nodes (owners.go)
 	ackDue   sync.Map // messages.StreamID → *pendingAck: requests accepted here, not yet acknowledged (acks.go)
 	nGone    atomic.Int64
 	nUnknown atomic.Int64
@@ -51,7 +51,7 @@ type Router struct {
 	lookups    singleflight.Group // locate, one lookup per session at once
 	lookupJobs chan lookupJob     // routed messages for sessions not here, for the lookup workers
 	running    runningSet         // requests running here for other nodes' streams, and digests (running.go)
-	checking   atomic.Bool        // a look at the owners of the streams held here is under way (watch.go)
+	checking   atomic.Bool        // a look at the owners of the streams held here is under way (owners.go)
 	recordTTL  atomic.Int64       // SetRecordTTL
 
 	detaching   sync.Map     // messages.StreamID → struct{}: gone streams being reported (streams.go)
@@ -66,7 +66,7 @@ type Router struct {
 	mu        sync.Mutex     // orders goBackground and WatchCatalog with Close; guards watchStop
 	closed    atomic.Bool    // set by Close, under mu
 	draining  atomic.Bool    // Drain: take nothing over
-	stopWatch chan struct{}  // stops watch (watch.go)
+	stopWatch chan struct{}  // stops watch (owners.go)
 	watchStop func()         // stops the catalog watch (WatchCatalog)
 	watchDone sync.WaitGroup // the two watches' goroutines
 }

@@ -13,7 +13,7 @@ import (
 
 // Requests whose answer was lost. A request another node accepted ends
 // when its answer comes, or with an error when its owner's lease lapses
-// (watch.go); but an answer can be lost between nodes while the owner
+// (owners.go); but an answer can be lost between nodes while the owner
 // lives (a slow consumer drops it, a chunk goes missing). So every owner
 // tells each node it runs requests for, every runningTick, which of that
 // node's streams it still runs requests for: a digest on the node's
