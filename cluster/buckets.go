@@ -144,10 +144,20 @@ func (n *Node) waitBuckets(ctx context.Context) error {
 	}
 }
 
+// kv returns the bucket get picks from the Node's fields, read under mu
+// (nil until the buckets exist).
 func (n *Node) kv(get func() jetstream.KeyValue) jetstream.KeyValue {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return get()
+}
+
+// eventStream returns the stream of the sessions' event logs (nil until
+// the buckets exist).
+func (n *Node) eventStream() jetstream.Stream {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.events
 }
 
 // writeAsync publishes m to JetStream without waiting for its

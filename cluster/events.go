@@ -110,9 +110,7 @@ const (
 // led it (a replica behind the others may miss the newest events, as
 // appends in flight at the loss are).
 func (r *Router) loadEvents(ctx context.Context, id string) ([]session.LoggedEvent, error) {
-	r.node.mu.Lock()
-	stream := r.node.events
-	r.node.mu.Unlock()
+	stream := r.node.eventStream()
 	if stream == nil {
 		return nil, nil
 	}

@@ -54,7 +54,7 @@ type Node struct {
 	started time.Time // when it started
 	lease   leaseState
 
-	mu       sync.Mutex
+	mu       sync.Mutex         // guards the fields below; only the Node's own methods take it
 	sessions jetstream.KeyValue // session ID → directory record (directory.go)
 	nodes    jetstream.KeyValue // node ID → lease (lease.go)
 	catalog  jetstream.KeyValue // catalog item → state
