@@ -187,11 +187,11 @@ func (r *Router) Forget(id string) {
 // waiting), and a message that arrives meanwhile must not start it again.
 func (r *Router) markEnded(id string) {
 	now := time.Now()
-	r.gone.Store(id, now)
-	if r.nGone.Add(1)%1024 == 0 {
-		r.gone.Range(func(k, v any) bool {
+	r.endedAt.Store(id, now)
+	if r.nEnded.Add(1)%1024 == 0 {
+		r.endedAt.Range(func(k, v any) bool {
 			if now.Sub(v.(time.Time)) > markerTTL {
-				r.gone.Delete(k)
+				r.endedAt.Delete(k)
 			}
 			return true
 		})
@@ -200,7 +200,7 @@ func (r *Router) markEnded(id string) {
 
 // ended reports whether session id ended here lately.
 func (r *Router) ended(id string) bool {
-	_, ok := r.gone.Load(id)
+	_, ok := r.endedAt.Load(id)
 	return ok
 }
 

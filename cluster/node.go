@@ -32,12 +32,12 @@ type Node struct {
 	js   jetstream.JetStream
 	subj subjects
 
-	stop    chan struct{}
+	stop    chan struct{}   // closed when the node stops (Close or Kill)
 	ctx     context.Context // ends when the node stops: its own requests
 	cancel  context.CancelFunc
-	stopped sync.WaitGroup
-	closing sync.Once
-	up      chan struct{} // closed once the buckets exist
+	stopped sync.WaitGroup // maintain and the event writer: Close and Kill wait for them
+	closing sync.Once      // Close or Kill, whichever comes first
+	up      chan struct{}  // closed once the buckets exist
 
 	renewals, renewFailures atomic.Int64
 	asyncFailures           atomic.Int64 // writes not waited for that failed

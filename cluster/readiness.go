@@ -83,7 +83,8 @@ func (n *Node) canOpen() error {
 }
 
 // cutOff reports whether the node's embedded server should have routes to
-// others but has none.
+// others but has none. Its lease may still be current (it is not fenced
+// yet), but it reaches no other node: it opens and takes over no session.
 func (n *Node) cutOff() bool {
 	return n.ns != nil && len(n.opts.Routes) > 0 && n.ns.NumRoutes() == 0
 }

@@ -39,12 +39,12 @@ type Router struct {
 	streams *router.Streams
 	subs    []*nats.Subscription
 
-	dir      sync.Map // session ID → *entry: what this node knows of sessions' records (directory.go)
-	gone     sync.Map // session ID → time.Time: this node's sessions that ended (ended)
-	unknown  sync.Map // session ID → time.Time: IDs the directory does not hold (takeover.go)
-	remote   sync.Map // messages.StreamID → *remoteStream: streams here waiting on other nodes (owners.go)
-	ackDue   sync.Map // messages.StreamID → *pendingAck: requests accepted here, not yet acknowledged (acks.go)
-	nGone    atomic.Int64
+	dir      sync.Map     // session ID → *entry: what this node knows of sessions' records (directory.go)
+	endedAt  sync.Map     // session ID → time.Time: this node's sessions that ended, and when (markEnded)
+	unknown  sync.Map     // session ID → time.Time: IDs the directory does not hold (takeover.go)
+	remote   sync.Map     // messages.StreamID → *remoteStream: streams here waiting on other nodes (owners.go)
+	ackDue   sync.Map     // messages.StreamID → *pendingAck: requests accepted here, not yet acknowledged (acks.go)
+	nEnded   atomic.Int64 // markEnded calls: every 1024th sweeps endedAt
 	nUnknown atomic.Int64
 	stats    stats
 
@@ -166,7 +166,9 @@ func (r *Router) giveUp() {
 }
 
 // fenced reports whether this node must not act for its sessions now: it
-// is in a cluster and its lease may have lapsed.
+// is in a cluster and its lease may have lapsed (acting is false). It says
+// nothing of one session: ErrFenced is a session's write refused because
+// another node took that session over.
 func (r *Router) fenced() bool { return !r.node.Standalone() && !r.node.acting() }
 
 // Drain makes this node take no session over from now on (it is shutting
