@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,10 +99,30 @@ func TestTakeoverFencesTheOldOwner(t *testing.T) {
 	leases, err := js.KeyValue(ctx, "mcpx_"+c.Nodes[0].ClusterName()+"_nodes")
 	require.NoError(t, err)
 	require.NoError(t, leases.Delete(ctx, "n1"))
+	// n1's node goes on renewing: its next renewal finds the key gone, so
+	// it gives its sessions up and takes a new lease, and the others would
+	// wait for a lapse that never comes (n1 stays deaf). Until the
+	// takeover, the key is deleted again as soon as it is back.
+	stopDeleting := make(chan struct{})
+	var deleter sync.WaitGroup
+	deleter.Go(func() {
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopDeleting:
+				return
+			case <-tick.C:
+				_ = leases.Delete(ctx, "n1")
+			}
+		}
+	})
 
 	// Through n2: taken over, from the last acknowledged value.
 	via.Store(1)
 	n, err := count(t, cl)
+	close(stopDeleting)
+	deleter.Wait()
 	require.NoError(t, err, "the session is served by n2 after the takeover")
 	assert.Equal(t, last+1, n)
 	last = n
