@@ -39,18 +39,7 @@ func TestServeKeepsGETStreamConnections(t *testing.T) {
 		return &http.Client{Transport: tr}
 	}
 	send := func(hc *http.Client, ctx context.Context, method, sid, body string) *http.Response {
-		req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		}
-		resp, err := hc.Do(req)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = resp.Body.Close() })
-		return resp
+		return sendMCP(t, hc, ctx, url, method, sid, body)
 	}
 	open := func(hc *http.Client) string {
 		resp := send(hc, context.Background(), http.MethodPost, "",
@@ -120,18 +109,7 @@ func TestOwnServerShutdownEndsGETStreams(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	send := func(method, sid, body string) *http.Response {
-		req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		}
-		resp, err := hc.Do(req)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = resp.Body.Close() })
-		return resp
+		return sendMCP(t, hc, ctx, url, method, sid, body)
 	}
 
 	var streams []*http.Response
@@ -171,4 +149,22 @@ func (l countingListener) Accept() (net.Conn, error) {
 		l.n.Add(1)
 	}
 	return c, err
+}
+
+// sendMCP sends one HTTP request to the MCP endpoint at url, for session
+// sid when set; the response's body is closed at the end of t.
+func sendMCP(t *testing.T, hc *http.Client, ctx context.Context, url, method, sid, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := hc.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	return resp
 }

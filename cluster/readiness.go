@@ -100,5 +100,5 @@ func (n *Node) reachesQuorum() bool {
 	if n.ns == nil || len(n.opts.Routes) == 0 {
 		return true
 	}
-	return n.peers()+1 > n.opts.Replicas/2
+	return len(n.Peers())+1 > n.opts.Replicas/2
 }

@@ -36,7 +36,7 @@ func (n *Node) Topology() Topology {
 	if n.ns == nil {
 		return Topology{Peers: -1}
 	}
-	t := Topology{Peers: n.peers()}
+	t := Topology{Peers: len(n.Peers())}
 	for _, s := range storeStreams {
 		stream := n.subj.bucket(s.bucket)
 		if s.store != "events" {
@@ -47,18 +47,4 @@ func (n *Node) Topology() Topology {
 		}
 	}
 	return t
-}
-
-// peers returns how many other servers the embedded server has routes to
-// (NATS pools several connections per server: they count once).
-func (n *Node) peers() int {
-	rz, err := n.ns.Routez(nil)
-	if err != nil {
-		return 0
-	}
-	seen := make(map[string]bool, len(rz.Routes))
-	for _, r := range rz.Routes {
-		seen[r.RemoteID] = true
-	}
-	return len(seen)
 }

@@ -6,14 +6,12 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // Below the platform, and on its way out: encoding/json (v1) reflects on
 // every field of the hot path's messages, and encoding/json/v2, which
 // covers what these do, needs Go 1.27; the next issue ("back on the
-// platform") moves to it and removes this file. unsafe is used only to
-// view a []byte as a string without a copy while scanning.
+// platform") moves to it and removes this file.
 
 // This file holds hand-written encoders and decoders for the messages on
 // the hot path (tools/call and its result), which would otherwise go
@@ -295,8 +293,7 @@ func (p *CreateMessageParams) appendJSON(b []byte) ([]byte, error) {
 // reports whether raw was one object and member accepted every name.
 // member returns false for a name it cannot take as is (escaped, or
 // differing only in case from a field), which sends the caller to
-// encoding/json. name shares raw's memory (no copy per member): member
-// must not keep it past the call.
+// encoding/json.
 func scanMembers(raw []byte, member func(name string, val []byte) bool) bool {
 	s := scanner{data: raw}
 	s.ws()
@@ -307,7 +304,7 @@ func scanMembers(raw []byte, member func(name string, val []byte) bool) bool {
 	done := s.object(1, func(key, val []byte) {
 		var name string
 		if len(key) > 2 {
-			name = unsafe.String(&key[1], len(key)-2)
+			name = string(key[1 : len(key)-1])
 		}
 		if ok && !member(name, val) {
 			ok = false
