@@ -1,6 +1,6 @@
 module github.com/mcp-actors/mcp-actors
 
-go 1.26.0
+go 1.27
 
 require (
 	github.com/alecthomas/kong v1.17.0

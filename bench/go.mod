@@ -1,6 +1,6 @@
 module github.com/mcp-actors/mcp-actors/bench
 
-go 1.26.0
+go 1.27
 
 require (
 	github.com/mark3labs/mcp-go v1.2.1

@@ -8,6 +8,8 @@
 #   SUITE=active conformance/run.sh
 set -euo pipefail
 cd "$(dirname "$0")"
+# go.mod says go 1.27; these machines ignore a toolchain line, so name it.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 here=$(pwd)
 suite=${SUITE:-all}
 out=$here/results

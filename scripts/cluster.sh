@@ -13,6 +13,8 @@
 # --reference-tools); the route secret in CLUSTER_SECRET.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# go.mod says go 1.27; these machines ignore a toolchain line, so name it.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 DIR=${DIR:-.cluster}
 SERVE_FLAGS=${SERVE_FLAGS:---reference-tools}
 CLUSTER_SECRET=${CLUSTER_SECRET:-local-cluster-secret}
