@@ -3,7 +3,8 @@ package mcpactors
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"fmt"
 	"reflect"
@@ -16,7 +17,7 @@ import (
 // already passed the tool's input schema.
 type CallToolRequest struct {
 	Name      string
-	Arguments json.RawMessage // `{}` when the client sent none
+	Arguments jsontext.Value // `{}` when the client sent none
 	Meta      messages.Meta
 }
 
@@ -34,7 +35,7 @@ type tool struct {
 }
 
 // emptyObjectSchema is the input schema of a tool that takes no arguments.
-var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+var emptyObjectSchema = jsontext.Value(`{"type":"object","properties":{}}`)
 
 // AddTool adds t, or replaces the tool with the same name, and tells every
 // open session that the tool list changed. t.InputSchema is JSON Schema
@@ -99,14 +100,10 @@ func AddTypedTool[In, Out any](s *Server, t *messages.Tool, h TypedToolHandler[I
 			return fmt.Errorf("%w: tool %q: output type: %w", ErrInvalidItem, t.Name, err)
 		}
 	}
-	dec := messages.NewStructDecoder(reflect.TypeFor[In]()) // nil: encoding/json only
 	return s.AddTool(&def, func(ctx context.Context, sess *Session, req *CallToolRequest) (*messages.CallToolResult, error) {
 		var in In
-		if dec == nil || !dec.Decode(req.Arguments, &in) {
-			in = *new(In)
-			if err := json.Unmarshal(req.Arguments, &in); err != nil {
-				return toolError("invalid arguments: " + err.Error()), nil
-			}
+		if err := json.Unmarshal(req.Arguments, &in); err != nil {
+			return toolError("invalid arguments: " + messages.DecodeErrorText(err)), nil
 		}
 		res, out, err := h(ctx, sess, in)
 		if err != nil {
@@ -164,8 +161,8 @@ func (s *Server) listTools(req *messages.Message) (any, error) {
 }
 
 func (s *Server) callTool(ctx context.Context, sess *Session, req *messages.Message) (any, error) {
-	p, perr := messages.DecodeCallToolParams(req.Params)
-	if perr != nil {
+	p := &messages.CallToolParams{}
+	if perr := messages.DecodeParams(req.Params, p); perr != nil {
 		return nil, perr
 	}
 	if p.Name == "" {
@@ -180,7 +177,7 @@ func (s *Server) callTool(ctx context.Context, sess *Session, req *messages.Mess
 	// (SEP-1303), so that the model can correct itself.
 	args := bytes.TrimSpace(p.Arguments)
 	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage(`{}`)
+		args = jsontext.Value(`{}`)
 	}
 	if err := t.input.Validate(args); err != nil {
 		return toolError("invalid arguments: " + err.Error()), nil
@@ -213,7 +210,7 @@ func toolError(text string) *messages.CallToolResult {
 }
 
 // isObjectSchema reports whether raw is a JSON object schema of type object.
-func isObjectSchema(raw json.RawMessage) bool {
+func isObjectSchema(raw jsontext.Value) bool {
 	var s struct {
 		Type any `json:"type"`
 	}

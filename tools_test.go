@@ -287,7 +287,7 @@ func TestAddTypedTool(t *testing.T) {
 		{name: "wrong type", tool: "add", args: `{"a":"one","b":1}`, wantError: "/a"},
 		{name: "output breaks a keyword", tool: "count", args: `{"n":-1}`, wantError: "output schema"},
 		{name: "output within the schema", tool: "count", args: `{"n":4}`, wantResult: `{"content":[{"type":"text","text":"{\"n\":4}"}],"structuredContent":{"n":4}}`},
-		{name: "nil slice is null against the schema", tool: "list", args: `{}`, wantError: "output schema"},
+		{name: "nil slice is an empty array", tool: "list", args: `{}`, wantResult: `{"content":[{"type":"text","text":"{\"items\":[]}"}],"structuredContent":{"items":[]}}`},
 		{name: "non-nil slice fits", tool: "list", args: `{"items":["a"]}`, wantResult: `{"content":[{"type":"text","text":"{\"items\":[\"a\"]}"}],"structuredContent":{"items":["a"]}}`},
 		{name: "interface output is not structured", tool: "free", args: `{}`, wantResult: `{"content":[{"type":"text","text":"free-form"}]}`},
 	}

@@ -69,7 +69,7 @@ func newTestServer(tb testing.TB) *mcpactors.Server {
 			if err != nil {
 				return nil, err
 			}
-			return text(fmt.Sprintf("action=%s content=%s", res.Action, res.Content)), nil
+			return text(fmt.Sprintf("action=%s content=%s", res.Action, string(res.Content))), nil
 		})
 	add("list_roots", "",
 		func(ctx context.Context, s *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {

@@ -1,38 +1,40 @@
 package messages
 
-import "encoding/json"
+import (
+	"encoding/json/jsontext"
+)
 
 // ClientCapabilities are the features a client offers, sent in initialize.
 type ClientCapabilities struct {
 	// Experimental holds non-standard capabilities by name.
-	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
-	Roots        *RootsCapabilities         `json:"roots,omitempty"`
-	Sampling     *SamplingCapabilities      `json:"sampling,omitempty"`
-	Elicitation  *ElicitationCapabilities   `json:"elicitation,omitempty"`
+	Experimental map[string]jsontext.Value `json:"experimental,omitempty"`
+	Roots        *RootsCapabilities        `json:"roots,omitzero"`
+	Sampling     *SamplingCapabilities     `json:"sampling,omitzero"`
+	Elicitation  *ElicitationCapabilities  `json:"elicitation,omitzero"`
 	// Tasks is the 2025-11-25 tasks capability (list, cancel, and which
 	// requests may be task-augmented), kept raw.
-	Tasks json.RawMessage `json:"tasks,omitempty"`
+	Tasks jsontext.Value `json:"tasks,omitempty"`
 }
 
 // RootsCapabilities says the client can list roots.
 type RootsCapabilities struct {
 	// ListChanged says the client sends notifications/roots/list_changed.
-	ListChanged bool `json:"listChanged,omitempty"`
+	ListChanged bool `json:"listChanged,omitzero"`
 }
 
 // SamplingCapabilities says the client can sample from a model.
 type SamplingCapabilities struct {
 	// Context says the client honours includeContext other than "none".
-	Context *Empty `json:"context,omitempty"`
+	Context *Empty `json:"context,omitzero"`
 	// Tools says the client accepts tools and toolChoice (2025-11-25).
-	Tools *Empty `json:"tools,omitempty"`
+	Tools *Empty `json:"tools,omitzero"`
 }
 
 // ElicitationCapabilities says the client can ask its user for input.
 // An empty object (2025-06-18) means form mode only.
 type ElicitationCapabilities struct {
-	Form *Empty `json:"form,omitempty"`
-	URL  *Empty `json:"url,omitempty"`
+	Form *Empty `json:"form,omitzero"`
+	URL  *Empty `json:"url,omitzero"`
 }
 
 // SupportsFormElicitation reports whether the client accepts form-mode
@@ -71,35 +73,35 @@ func (c *ClientCapabilities) SupportsRoots() bool {
 // InitializeResult.
 type ServerCapabilities struct {
 	// Experimental holds non-standard capabilities by name.
-	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
+	Experimental map[string]jsontext.Value `json:"experimental,omitempty"`
 	// Logging says the server sends notifications/message and accepts
 	// logging/setLevel.
-	Logging *Empty `json:"logging,omitempty"`
+	Logging *Empty `json:"logging,omitzero"`
 	// Completions says the server answers completion/complete.
-	Completions *Empty                 `json:"completions,omitempty"`
-	Prompts     *PromptsCapabilities   `json:"prompts,omitempty"`
-	Resources   *ResourcesCapabilities `json:"resources,omitempty"`
-	Tools       *ToolsCapabilities     `json:"tools,omitempty"`
+	Completions *Empty                 `json:"completions,omitzero"`
+	Prompts     *PromptsCapabilities   `json:"prompts,omitzero"`
+	Resources   *ResourcesCapabilities `json:"resources,omitzero"`
+	Tools       *ToolsCapabilities     `json:"tools,omitzero"`
 	// Tasks is the 2025-11-25 tasks capability, kept raw.
-	Tasks json.RawMessage `json:"tasks,omitempty"`
+	Tasks jsontext.Value `json:"tasks,omitempty"`
 }
 
 // PromptsCapabilities says the server offers prompts.
 type PromptsCapabilities struct {
 	// ListChanged says the server sends notifications/prompts/list_changed.
-	ListChanged bool `json:"listChanged,omitempty"`
+	ListChanged bool `json:"listChanged,omitzero"`
 }
 
 // ResourcesCapabilities says the server offers resources.
 type ResourcesCapabilities struct {
 	// Subscribe says the server accepts resources/subscribe.
-	Subscribe bool `json:"subscribe,omitempty"`
+	Subscribe bool `json:"subscribe,omitzero"`
 	// ListChanged says the server sends notifications/resources/list_changed.
-	ListChanged bool `json:"listChanged,omitempty"`
+	ListChanged bool `json:"listChanged,omitzero"`
 }
 
 // ToolsCapabilities says the server offers tools.
 type ToolsCapabilities struct {
 	// ListChanged says the server sends notifications/tools/list_changed.
-	ListChanged bool `json:"listChanged,omitempty"`
+	ListChanged bool `json:"listChanged,omitzero"`
 }

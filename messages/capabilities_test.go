@@ -1,7 +1,8 @@
 package messages_test
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,7 +59,7 @@ func TestServerCapabilitiesMarshal(t *testing.T) {
 		Prompts:     &messages.PromptsCapabilities{ListChanged: true},
 		Resources:   &messages.ResourcesCapabilities{Subscribe: true},
 		Tools:       &messages.ToolsCapabilities{},
-		Tasks:       json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`),
+		Tasks:       jsontext.Value(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`),
 	}
 	b, err := json.Marshal(&c)
 	require.NoError(t, err)

@@ -1,7 +1,8 @@
 package messages
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"fmt"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -59,16 +60,16 @@ type wireStreamID struct {
 
 // wireActorMessage is the JSON encoding of every actor message.
 type wireActorMessage struct {
-	Type        string          `json:"type"`
-	Principal   string          `json:"principal,omitempty"`
-	Stream      *wireStreamID   `json:"stream,omitempty"`
-	Msg         json.RawMessage `json:"msg,omitempty"`
-	LastEventID string          `json:"lastEventId,omitempty"`
-	Data        json.RawMessage `json:"data,omitempty"`
-	URI         string          `json:"uri,omitempty"`
-	Reason      string          `json:"reason,omitempty"`
-	GraceNs     int64           `json:"graceNs,omitempty"`
-	Handover    bool            `json:"handover,omitempty"`
+	Type        string         `json:"type"`
+	Principal   string         `json:"principal,omitempty"`
+	Stream      *wireStreamID  `json:"stream,omitzero"`
+	Msg         jsontext.Value `json:"msg,omitempty"`
+	LastEventID string         `json:"lastEventId,omitempty"`
+	Data        jsontext.Value `json:"data,omitempty"`
+	URI         string         `json:"uri,omitempty"`
+	Reason      string         `json:"reason,omitempty"`
+	GraceNs     int64          `json:"graceNs,omitzero"`
+	Handover    bool           `json:"handover,omitzero"`
 }
 
 // decodeLegacyActorMessage decodes the JSON encoding of an actor message.
@@ -96,13 +97,13 @@ func decodeLegacyActorMessage(data []byte) (ActorMessage, error) {
 type wireStreamEvent struct {
 	Stream wireStreamID `json:"stream"`
 	Signal StreamSignal `json:"signal"`
-	Frame  *wireFrame   `json:"frame,omitempty"`
+	Frame  *wireFrame   `json:"frame,omitzero"`
 }
 
 type wireFrame struct {
-	EventID string          `json:"id,omitempty"`
-	Data    json.RawMessage `json:"data,omitempty"`
-	End     bool            `json:"end,omitempty"`
+	EventID string         `json:"id,omitempty"`
+	Data    jsontext.Value `json:"data,omitempty"`
+	End     bool           `json:"end,omitzero"`
 }
 
 // decodeLegacyStreamEvent decodes the JSON encoding of a stream event.

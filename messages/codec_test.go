@@ -2,7 +2,7 @@ package messages_test
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
 	"testing"
 	"time"
 
@@ -553,19 +553,16 @@ func TestEncodeStreamEventErrors(t *testing.T) {
 	}
 }
 
-// normaliseRaw is raw JSON as encoding/json writes it once it has been
-// through a json.Marshal: compact, with <, > and & escaped. nil stays nil,
-// and bytes that are no JSON (data, which is carried as it is) stay as
-// they are.
+// normaliseRaw is raw JSON compacted. nil stays nil, and bytes that are
+// no JSON (data, which is carried as it is) stay as they are.
 func normaliseRaw(t testing.TB, raw []byte) []byte {
 	t.Helper()
-	if raw == nil || !json.Valid(raw) {
+	v := jsontext.Value(bytes.Clone(raw))
+	if raw == nil || !v.IsValid() {
 		return raw
 	}
-	var compact, escaped bytes.Buffer
-	require.NoError(t, json.Compact(&compact, raw), "raw JSON %q", raw)
-	json.HTMLEscape(&escaped, compact.Bytes())
-	return escaped.Bytes()
+	require.NoError(t, v.Compact(), "raw JSON %q", raw)
+	return v
 }
 
 // normaliseMessage returns a copy of m with its raw JSON normalised.

@@ -14,7 +14,7 @@ type CompleteParams struct {
 	Ref      *CompleteReference `json:"ref"`
 	Argument CompleteArgument   `json:"argument"`
 	// Context carries arguments already resolved (2025-06-18).
-	Context *CompleteContext `json:"context,omitempty"`
+	Context *CompleteContext `json:"context,omitzero"`
 	Meta    Meta             `json:"_meta,omitempty"`
 }
 
@@ -50,14 +50,7 @@ type CompletionResultValues struct {
 	// Values are at most MaxCompletionValues suggestions; never null.
 	Values []string `json:"values"`
 	// Total is how many values exist, when known.
-	Total *int `json:"total,omitempty"`
+	Total *int `json:"total,omitzero"`
 	// HasMore says more values exist than were returned.
-	HasMore bool `json:"hasMore,omitempty"`
-}
-
-// MarshalJSON writes the values with "values" as [] when there are none.
-func (v CompletionResultValues) MarshalJSON() ([]byte, error) {
-	type fields CompletionResultValues
-	v.Values = nonNil(v.Values)
-	return marshalJSON(fields(v))
+	HasMore bool `json:"hasMore,omitzero"`
 }

@@ -1,7 +1,8 @@
 package messages
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"fmt"
 )
@@ -32,7 +33,7 @@ type Content interface {
 // TextContent is a block of text.
 type TextContent struct {
 	Text        string       `json:"text"`
-	Annotations *Annotations `json:"annotations,omitempty"`
+	Annotations *Annotations `json:"annotations,omitzero"`
 	Meta        Meta         `json:"_meta,omitempty"`
 }
 
@@ -41,7 +42,7 @@ type ImageContent struct {
 	// Data is the image itself; it travels base64-encoded.
 	Data        []byte       `json:"data"`
 	MIMEType    string       `json:"mimeType"`
-	Annotations *Annotations `json:"annotations,omitempty"`
+	Annotations *Annotations `json:"annotations,omitzero"`
 	Meta        Meta         `json:"_meta,omitempty"`
 }
 
@@ -50,7 +51,7 @@ type AudioContent struct {
 	// Data is the audio itself; it travels base64-encoded.
 	Data        []byte       `json:"data"`
 	MIMEType    string       `json:"mimeType"`
-	Annotations *Annotations `json:"annotations,omitempty"`
+	Annotations *Annotations `json:"annotations,omitzero"`
 	Meta        Meta         `json:"_meta,omitempty"`
 }
 
@@ -58,56 +59,50 @@ func (*TextContent) isContent()  {}
 func (*ImageContent) isContent() {}
 func (*AudioContent) isContent() {}
 
-// The MarshalJSON methods have value receivers, like time.Time's, so that a
+// Each block writes its own "type" discriminator (v2 has no constant
+// members); the methods have value receivers, like time.Time's, so that a
 // value marshals the same as a pointer to it.
 
-// MarshalJSON writes the block with "type":"text".
-func (c TextContent) MarshalJSON() ([]byte, error) {
+// MarshalJSONTo writes the block with "type":"text".
+func (c TextContent) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type fields TextContent
-	return marshalTyped(ContentTypeText, fields(c))
+	return marshalTyped(enc, ContentTypeText, (*fields)(&c))
 }
 
-// MarshalJSON writes the block with "type":"image".
-func (c ImageContent) MarshalJSON() ([]byte, error) {
+// MarshalJSONTo writes the block with "type":"image".
+func (c ImageContent) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type fields ImageContent
-	c.Data = nonNil(c.Data)
-	return marshalTyped(ContentTypeImage, fields(c))
+	return marshalTyped(enc, ContentTypeImage, (*fields)(&c))
 }
 
-// MarshalJSON writes the block with "type":"audio".
-func (c AudioContent) MarshalJSON() ([]byte, error) {
+// MarshalJSONTo writes the block with "type":"audio".
+func (c AudioContent) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type fields AudioContent
-	c.Data = nonNil(c.Data)
-	return marshalTyped(ContentTypeAudio, fields(c))
+	return marshalTyped(enc, ContentTypeAudio, (*fields)(&c))
 }
 
-// marshalTyped marshals fields, a struct without a MarshalJSON method, and
-// puts a "type" member first.
-func marshalTyped(typ string, fields any) ([]byte, error) {
-	body, err := marshalJSON(fields)
-	if err != nil {
-		return nil, err
-	}
-	head, _ := json.Marshal(typ) // a string always marshals
-	b := make([]byte, 0, len(body)+len(head)+9)
-	b = append(b, `{"type":`...)
-	b = append(b, head...)
-	if len(body) > 2 { // more than {}
-		b = append(b, ',')
-	}
-	return append(b, body[1:]...), nil
+// typedBlock is a content block on the wire: its "type", then its fields.
+type typedBlock[T any] struct {
+	Type   string `json:"type"`
+	Fields *T     `json:",embed"`
+}
+
+// marshalTyped writes fields (a struct type without JSON methods) with a
+// "type" member first.
+func marshalTyped[T any](enc *jsontext.Encoder, typ string, fields *T) error {
+	return json.MarshalEncode(enc, &typedBlock[T]{Type: typ, Fields: fields})
 }
 
 // UnmarshalContent decodes one content block of any type this package
 // knows. A missing or unknown "type" is ErrUnknownContentType.
-func UnmarshalContent(raw json.RawMessage) (Content, error) {
+func UnmarshalContent(raw jsontext.Value) (Content, error) {
 	return unmarshalContent(raw, true)
 }
 
 // unmarshalContent decodes a content block; tool_use and tool_result are
 // accepted only when withTools is set, which bounds their nesting to one
 // level as the schema does.
-func unmarshalContent(raw json.RawMessage, withTools bool) (Content, error) {
+func unmarshalContent(raw jsontext.Value, withTools bool) (Content, error) {
 	var head struct {
 		Type string `json:"type"`
 	}
@@ -147,14 +142,14 @@ func unmarshalContent(raw json.RawMessage, withTools bool) (Content, error) {
 // ContentList is a list of content blocks. A nil list marshals as [].
 type ContentList []Content
 
-// MarshalJSON writes the blocks as an array, [] when there are none.
-func (l ContentList) MarshalJSON() ([]byte, error) {
-	return marshalJSON(nonNil([]Content(l)))
-}
-
-// UnmarshalJSON decodes an array of content blocks of any known type.
-func (l *ContentList) UnmarshalJSON(b []byte) error {
-	list, err := unmarshalContentList(b, true)
+// UnmarshalJSONFrom decodes an array of content blocks of any known type,
+// each by its "type" (a union v2 cannot decode by itself).
+func (l *ContentList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	list, err := unmarshalContentList(raw, true)
 	if err != nil {
 		return err
 	}
@@ -162,8 +157,8 @@ func (l *ContentList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func unmarshalContentList(b []byte, withTools bool) (ContentList, error) {
-	var raws []json.RawMessage
+func unmarshalContentList(b jsontext.Value, withTools bool) (ContentList, error) {
+	var raws []jsontext.Value
 	if err := json.Unmarshal(b, &raws); err != nil {
 		return nil, fmt.Errorf("decoding content list: %w", err)
 	}

@@ -1,7 +1,8 @@
 package messages_test
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,7 +33,7 @@ func TestContentRoundTrip(t *testing.T) {
 					Priority:     ptr(0.5),
 					LastModified: "2025-01-12T15:00:58Z",
 				},
-				Meta: messages.Meta{"k": json.RawMessage(`1`)},
+				Meta: messages.Meta{"k": jsontext.Value(`1`)},
 			},
 			wire: `{"type":"text","text":"hi","annotations":{"audience":["user"],"priority":0.5,"lastModified":"2025-01-12T15:00:58Z"},"_meta":{"k":1}}`,
 		},
@@ -67,7 +68,7 @@ func TestContentRoundTrip(t *testing.T) {
 		},
 		{
 			name:    "tool use",
-			content: &messages.ToolUseContent{ID: "t1", Name: "get_weather", Input: json.RawMessage(`{"city":"Paris"}`)},
+			content: &messages.ToolUseContent{ID: "t1", Name: "get_weather", Input: jsontext.Value(`{"city":"Paris"}`)},
 			wire:    `{"type":"tool_use","id":"t1","name":"get_weather","input":{"city":"Paris"}}`,
 		},
 		{
@@ -75,7 +76,7 @@ func TestContentRoundTrip(t *testing.T) {
 			content: &messages.ToolResultContent{
 				ToolUseID:         "t1",
 				Content:           messages.ContentList{&messages.TextContent{Text: "sunny"}},
-				StructuredContent: json.RawMessage(`{"temp":21}`),
+				StructuredContent: jsontext.Value(`{"temp":21}`),
 				IsError:           true,
 			},
 			wire: `{"type":"tool_result","toolUseId":"t1","content":[{"type":"text","text":"sunny"}],"structuredContent":{"temp":21},"isError":true}`,
@@ -137,12 +138,12 @@ func TestUnmarshalContentErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := messages.UnmarshalContent(json.RawMessage(tt.raw))
+			c, err := messages.UnmarshalContent(jsontext.Value(tt.raw))
 			require.Error(t, err)
 			assert.Nil(t, c)
 		})
 	}
-	_, err := messages.UnmarshalContent(json.RawMessage(`{"type":"video"}`))
+	_, err := messages.UnmarshalContent(jsontext.Value(`{"type":"video"}`))
 	require.ErrorIs(t, err, messages.ErrUnknownContentType)
 }
 
@@ -185,7 +186,7 @@ func TestResourceContentsRoundTrip(t *testing.T) {
 		{"empty text is written", &messages.ResourceContents{URI: "file:///a"}, `{"uri":"file:///a","text":""}`},
 		{"blob", &messages.ResourceContents{URI: "file:///b", Blob: []byte("hi")}, `{"uri":"file:///b","blob":"aGk="}`},
 		{"empty blob stays binary", &messages.ResourceContents{URI: "file:///b", Blob: []byte{}}, `{"uri":"file:///b","blob":""}`},
-		{"meta", &messages.ResourceContents{URI: "file:///c", Text: "t", Meta: messages.Meta{"x": json.RawMessage(`"y"`)}}, `{"uri":"file:///c","text":"t","_meta":{"x":"y"}}`},
+		{"meta", &messages.ResourceContents{URI: "file:///c", Text: "t", Meta: messages.Meta{"x": jsontext.Value(`"y"`)}}, `{"uri":"file:///c","text":"t","_meta":{"x":"y"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

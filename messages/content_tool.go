@@ -1,6 +1,9 @@
 package messages
 
-import "encoding/json"
+import (
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+)
 
 // ToolUseContent is a sampling content block in which the model asks to
 // call a tool (2025-11-25).
@@ -9,8 +12,8 @@ type ToolUseContent struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	// Input is the arguments object; nil marshals as {}.
-	Input json.RawMessage `json:"input"`
-	Meta  Meta            `json:"_meta,omitempty"`
+	Input jsontext.Value `json:"input"`
+	Meta  Meta           `json:"_meta,omitempty"`
 }
 
 // ToolResultContent is a sampling content block that carries the result of
@@ -20,43 +23,44 @@ type ToolResultContent struct {
 	ToolUseID string `json:"toolUseId"`
 	// Content holds the result's blocks; tool_use and tool_result blocks
 	// cannot nest here. A nil list marshals as [].
-	Content           ContentList     `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError,omitempty"`
-	Meta              Meta            `json:"_meta,omitempty"`
+	Content           ContentList    `json:"content"`
+	StructuredContent jsontext.Value `json:"structuredContent,omitempty"`
+	IsError           bool           `json:"isError,omitzero"`
+	Meta              Meta           `json:"_meta,omitempty"`
 }
 
 func (*ToolUseContent) isContent()    {}
 func (*ToolResultContent) isContent() {}
 
-// MarshalJSON writes the block with "type":"tool_use".
-func (c ToolUseContent) MarshalJSON() ([]byte, error) {
+// MarshalJSONTo writes the block with "type":"tool_use".
+func (c ToolUseContent) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type fields ToolUseContent
 	if c.Input == nil {
-		c.Input = json.RawMessage("{}")
+		c.Input = jsontext.Value("{}")
 	}
-	return marshalTyped(ContentTypeToolUse, fields(c))
+	return marshalTyped(enc, ContentTypeToolUse, (*fields)(&c))
 }
 
-// MarshalJSON writes the block with "type":"tool_result".
-func (c ToolResultContent) MarshalJSON() ([]byte, error) {
+// MarshalJSONTo writes the block with "type":"tool_result".
+func (c ToolResultContent) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type fields ToolResultContent
-	return marshalTyped(ContentTypeToolResult, fields(c))
+	return marshalTyped(enc, ContentTypeToolResult, (*fields)(&c))
 }
 
-// UnmarshalJSON decodes the block, refusing nested tool_use and tool_result
-// blocks so that nesting stays one level deep.
-func (c *ToolResultContent) UnmarshalJSON(b []byte) error {
+// UnmarshalJSONFrom decodes the block, refusing nested tool_use and
+// tool_result blocks so that nesting stays one level deep (the schema's
+// bound, which v2 cannot express).
+func (c *ToolResultContent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	type fields ToolResultContent
 	var w struct {
 		fields
-		Content json.RawMessage `json:"content"`
+		Content jsontext.Value `json:"content"`
 	}
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := json.UnmarshalDecode(dec, &w); err != nil {
 		return err
 	}
 	*c = ToolResultContent(w.fields)
-	if w.Content == nil {
+	if w.Content == nil || w.Content.Kind() == 'n' {
 		c.Content = nil
 		return nil
 	}

@@ -1,6 +1,8 @@
 package messages
 
-import "encoding/json"
+import (
+	"encoding/json/jsontext"
+)
 
 // Values of ElicitParams.Mode.
 const (
@@ -17,14 +19,14 @@ type ElicitParams struct {
 	Message string `json:"message"`
 	// RequestedSchema is a flat object schema of primitive properties; form
 	// mode only, where it is required.
-	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
+	RequestedSchema jsontext.Value `json:"requestedSchema,omitempty"`
 	// URL is the page to send the user to; URL mode only.
 	URL string `json:"url,omitempty"`
 	// ElicitationID identifies a URL-mode elicitation; the server echoes it
 	// in notifications/elicitation/complete.
 	ElicitationID string `json:"elicitationId,omitempty"`
 	// Task asks for the request to run as a task (2025-11-25).
-	Task *TaskMetadata `json:"task,omitempty"`
+	Task *TaskMetadata `json:"task,omitzero"`
 	Meta Meta          `json:"_meta,omitempty"`
 }
 
@@ -52,8 +54,8 @@ type ElicitResult struct {
 	Action ElicitAction `json:"action"`
 	// Content is the submitted form, an object of primitive values; form
 	// mode with ElicitAccept only.
-	Content json.RawMessage `json:"content,omitempty"`
-	Meta    Meta            `json:"_meta,omitempty"`
+	Content jsontext.Value `json:"content,omitempty"`
+	Meta    Meta           `json:"_meta,omitempty"`
 }
 
 // ElicitationCompleteParams are the params of
@@ -68,11 +70,4 @@ type ElicitationCompleteParams struct {
 type URLElicitationRequiredData struct {
 	// Elicitations never marshals as null.
 	Elicitations []*ElicitParams `json:"elicitations"`
-}
-
-// MarshalJSON writes the data with "elicitations" as [] when there are none.
-func (d URLElicitationRequiredData) MarshalJSON() ([]byte, error) {
-	type fields URLElicitationRequiredData
-	d.Elicitations = nonNil(d.Elicitations)
-	return marshalJSON(fields(d))
 }

@@ -1,7 +1,8 @@
 package messages
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"fmt"
 )
@@ -23,9 +24,9 @@ const (
 // Error is a JSON-RPC error object. It is also a Go error whose Is compares
 // the code, so errors.Is(err, ErrInvalidParams) holds for any -32602 error.
 type Error struct {
-	Code    int64           `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
+	Code    int64          `json:"code"`
+	Message string         `json:"message"`
+	Data    jsontext.Value `json:"data,omitempty"`
 }
 
 // Sentinel errors, one per code; compare with errors.Is.

@@ -2,7 +2,8 @@ package messages
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"strconv"
 )
@@ -20,7 +21,7 @@ var errBadID = errors.New("id must be a string or a number")
 
 // StringID returns the ID for the string s.
 func StringID(s string) ID {
-	b, _ := json.Marshal(s) // a string always marshals
+	b, _ := json.Marshal(s, encodeOptions) // a string always marshals
 	return ID{raw: string(b)}
 }
 
@@ -61,12 +62,20 @@ func (id ID) Int() (int64, bool) {
 	return n, err == nil
 }
 
-// MarshalJSON writes the ID exactly as it was received.
-func (id ID) MarshalJSON() ([]byte, error) { return []byte(id.Raw()), nil }
+// MarshalJSONTo writes the ID exactly as it was received (v2 would write
+// the struct: an ID is raw JSON text of one of two kinds).
+func (id ID) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return enc.WriteValue(jsontext.Value(id.Raw()))
+}
 
-// UnmarshalJSON accepts a JSON string or number; null leaves the ID zero.
-func (id *ID) UnmarshalJSON(b []byte) error {
-	parsed, err := ParseID(b)
+// UnmarshalJSONFrom accepts a JSON string or number; null leaves the ID
+// zero.
+func (id *ID) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	parsed, err := ParseID(raw)
 	if err != nil {
 		return err
 	}
@@ -81,11 +90,8 @@ func ParseID(b []byte) (ID, error) {
 	if len(b) == 0 || string(b) == "null" {
 		return ID{}, nil
 	}
-	if c := b[0]; c != '"' && c != '-' && (c < '0' || c > '9') {
-		return ID{}, errBadID
-	}
-	s := scanner{data: b} // one string or number, nothing after it
-	if !s.value(0) || s.pos != len(b) {
+	v := jsontext.Value(b)
+	if k := v.Kind(); (k != '"' && k != '0') || !v.IsValid() {
 		return ID{}, errBadID
 	}
 	return ID{raw: string(b)}, nil

@@ -2,8 +2,10 @@ package messages
 
 import (
 	"bytes"
-	"encoding/json"
-	"strconv"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"strings"
 )
 
 // Kind says which of the four JSON-RPC message shapes a Message has.
@@ -39,9 +41,14 @@ func (k Kind) String() string {
 type Message struct {
 	ID     ID
 	Method string
-	Params json.RawMessage
-	Result json.RawMessage
+	Params jsontext.Value
+	Result jsontext.Value
 	Error  *Error
+
+	// received is the message as Decode read it, so that it crosses a
+	// node as the client sent it (Encode returns it); nil for a Message
+	// built in Go.
+	received []byte
 }
 
 // Kind returns the message's shape.
@@ -59,80 +66,21 @@ func (m *Message) Kind() Kind {
 	return KindInvalid
 }
 
-// wireMessage is the decoding shape of a JSON-RPC message.
+// wireMessage is the decoding shape of a JSON-RPC message: every member
+// raw, so that each gets its own error.
 type wireMessage struct {
-	JSONRPC json.RawMessage `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  json.RawMessage `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
-// scanMessage checks that data is one JSON object and picks out its
-// JSON-RPC members (the last one wins when a name repeats, as in
-// encoding/json).
-func scanMessage(data []byte, w *wireMessage) *Error {
-	s := scanner{data: data}
-	s.ws()
-	if s.pos >= len(data) {
-		return Errorf(CodeParseError, "parse error: unexpected end of JSON input")
-	}
-	var ok bool
-	if data[s.pos] == '{' {
-		ok = s.object(1, func(key, val []byte) {
-			name := key[1 : len(key)-1]
-			if bytes.IndexByte(name, '\\') >= 0 { // a name spelled with escapes
-				k, _ := unquote(key)
-				name = []byte(k)
-			}
-			w.set(name, val)
-		})
-	} else {
-		ok = s.value(0)
-		if ok {
-			s.ws()
-			if s.pos == len(data) {
-				return Errorf(CodeInvalidRequest, "invalid request: a JSON-RPC message must be a JSON object")
-			}
-		}
-	}
-	if ok {
-		s.ws()
-		if s.pos != len(data) {
-			s.fail("invalid character after top-level value")
-			ok = false
-		}
-	}
-	if !ok {
-		return Errorf(CodeParseError, "parse error: %s", s.err.Error())
-	}
-	return nil
-}
-
-// set sets the member name stands for; other names are ignored.
-func (w *wireMessage) set(name, val []byte) {
-	switch string(name) {
-	case "jsonrpc":
-		w.JSONRPC = val
-	case "id":
-		w.ID = val
-	case "method":
-		w.Method = val
-	case "params":
-		w.Params = val
-	case "result":
-		w.Result = val
-	case "error":
-		w.Error = val
-	}
+	JSONRPC jsontext.Value `json:"jsonrpc"`
+	ID      jsontext.Value `json:"id"`
+	Method  jsontext.Value `json:"method"`
+	Params  jsontext.Value `json:"params"`
+	Result  jsontext.Value `json:"result"`
+	Error   jsontext.Value `json:"error"`
 }
 
 // IsBatch reports whether data holds a JSON array, i.e. a JSON-RPC batch.
 func IsBatch(data []byte) bool {
-	s := scanner{data: data}
-	s.ws()
-	return s.pos < len(data) && data[s.pos] == '['
+	data = bytes.TrimLeft(data, " \t\r\n")
+	return len(data) > 0 && data[0] == '['
 }
 
 // Decode parses one JSON-RPC message. On failure it returns a -32700 error
@@ -140,20 +88,24 @@ func IsBatch(data []byte) bool {
 // message; the returned Message then carries the ID when one could be read,
 // so the caller can answer it. Decode never panics.
 //
-// The Message's Params and Result are slices of data: the caller must not
-// change data afterwards (hand Decode a copy of a reused buffer). Member
-// names are matched exactly, as JSON-RPC defines them.
+// The Message remembers data (Encode returns it as it is): the caller must
+// not change data afterwards (hand Decode a copy of a reused buffer).
+// Member names are matched exactly, as JSON-RPC defines them; a name given
+// twice is a parse error.
 func Decode(data []byte) (*Message, *Error) {
 	var w wireMessage
-	if derr := scanMessage(data, &w); derr != nil {
-		return nil, derr
+	if err := json.Unmarshal(data, &w); err != nil {
+		if _, syntax := errors.AsType[*jsontext.SyntacticError](err); syntax || !jsontext.Value(data).IsValid() {
+			return nil, Errorf(CodeParseError, "parse error: %s", jsonErrText(err))
+		}
+		return nil, Errorf(CodeInvalidRequest, "invalid request: a JSON-RPC message must be a JSON object")
 	}
-	m := &Message{}
+	m := &Message{received: data}
 	id, idErr := ParseID(w.ID)
 	if idErr == nil {
 		m.ID = id
 	}
-	if string(bytes.TrimSpace(w.JSONRPC)) != `"2.0"` {
+	if string(w.JSONRPC) != `"2.0"` {
 		return m, Errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 	}
 	if idErr != nil {
@@ -162,9 +114,7 @@ func Decode(data []byte) (*Message, *Error) {
 	if isNull(w.Method) {
 		return decodeResponse(m, &w)
 	}
-	if method, ok := unquote(w.Method); ok && method != "" {
-		m.Method = method
-	} else {
+	if w.Method.Kind() != '"' || json.Unmarshal(w.Method, &m.Method) != nil || m.Method == "" {
 		return m, Errorf(CodeInvalidRequest, `invalid request: "method" must be a non-empty string`)
 	}
 	if w.Result != nil || w.Error != nil {
@@ -174,7 +124,7 @@ func Decode(data []byte) (*Message, *Error) {
 		return m, Errorf(CodeInvalidRequest, "invalid request: the id must not be null")
 	}
 	if !isNull(w.Params) {
-		if c := firstByte(w.Params); c != '{' && c != '[' {
+		if k := w.Params.Kind(); k != '{' && k != '[' {
 			return m, Errorf(CodeInvalidRequest, `invalid request: "params" must be an object`)
 		}
 		m.Params = w.Params
@@ -204,32 +154,24 @@ func decodeResponse(m *Message, w *wireMessage) (*Message, *Error) {
 	return m, nil
 }
 
-func isNull(raw json.RawMessage) bool {
-	return raw == nil || string(bytes.TrimSpace(raw)) == "null"
+func isNull(raw jsontext.Value) bool {
+	return raw == nil || raw.Kind() == 'n'
 }
 
-func firstByte(raw json.RawMessage) byte {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return 0
-	}
-	return raw[0]
-}
-
-// jsonErrText keeps the parse error short and free of Go type names.
+// jsonErrText keeps a parse error short and free of Go type names.
 func jsonErrText(err error) string {
-	if se, ok := err.(*json.SyntaxError); ok {
-		return se.Error() + " at offset " + strconv.FormatInt(se.Offset, 10)
+	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
+		return strings.TrimPrefix(se.Error(), "jsontext: ")
 	}
 	return "unexpected end of JSON input"
 }
 
 // DecodeBatch splits a JSON array into its raw elements, for the 2025-03-26
 // revision, which allows batches. An empty array is an invalid request.
-func DecodeBatch(data []byte) ([]json.RawMessage, *Error) {
-	var items []json.RawMessage
+func DecodeBatch(data []byte) ([]jsontext.Value, *Error) {
+	var items []jsontext.Value
 	if err := json.Unmarshal(data, &items); err != nil {
-		if !json.Valid(data) {
+		if _, syntax := errors.AsType[*jsontext.SyntacticError](err); syntax {
 			return nil, Errorf(CodeParseError, "parse error: %s", jsonErrText(err))
 		}
 		return nil, Errorf(CodeInvalidRequest, "invalid request: a batch must be a JSON array")
@@ -240,84 +182,63 @@ func DecodeBatch(data []byte) ([]json.RawMessage, *Error) {
 	return items, nil
 }
 
-// Marshal encodes v as JSON without HTML escaping. A json.RawMessage is used
-// as it is.
-func Marshal(v any) (json.RawMessage, error) {
-	if a, ok := v.(appender); ok && !isNilPointer(v) {
-		return a.appendJSON(make([]byte, 0, 256)) // most params fit: one allocation
-	}
+// encodeOptions are the options of everything this package writes: a Go
+// string with invalid UTF-8 (a tool's output, say) is written with U+FFFD
+// in its place rather than failing the message, and a map's members are
+// sorted, so that equal values encode alike (as encoding/json v1 did).
+var encodeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), json.Deterministic(true))
+
+// Marshal encodes v as compact JSON (no HTML escaping). A jsontext.Value
+// is used as it is; nil encodes as {}.
+func Marshal(v any) (jsontext.Value, error) {
 	switch r := v.(type) {
-	case json.RawMessage:
+	case jsontext.Value:
 		if r == nil {
-			return json.RawMessage("{}"), nil
+			return jsontext.Value("{}"), nil
 		}
 		return r, nil
 	case nil:
-		return json.RawMessage("{}"), nil
+		return jsontext.Value("{}"), nil
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return json.Marshal(v, encodeOptions)
 }
 
-// isNilPointer reports whether v holds a nil pointer (which encodes as null).
-func isNilPointer(v any) bool {
-	switch p := v.(type) {
-	case *CallToolResult:
-		return p == nil
-	case *TextContent:
-		return p == nil
-	case *ElicitParams:
-		return p == nil
-	case *CreateMessageParams:
-		return p == nil
-	case *SamplingMessage:
-		return p == nil
+// The shapes of the messages Encode and its kin write, members in the
+// order JSON-RPC lists them.
+type (
+	callMessage struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      ID     `json:"id,omitzero"`
+		Method  string `json:"method"`
+		Params  any    `json:"params,omitzero"`
 	}
-	return false
-}
+	resultMessage struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      ID     `json:"id"`
+		Result  any    `json:"result"`
+	}
+	errorMessage struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      ID     `json:"id"` // null when the request was unreadable
+		Error   *Error `json:"error"`
+	}
+)
 
-// EncodeResult encodes a result response for id.
+// EncodeResult encodes a result response for id; a nil result is {}.
 func EncodeResult(id ID, result any) ([]byte, error) {
-	if a, ok := result.(appender); ok && !isNilPointer(result) {
-		b := make([]byte, 0, 128+len(id.raw))
-		b = append(b, `{"jsonrpc":"2.0","id":`...)
-		b = append(b, id.Raw()...)
-		b = append(b, `,"result":`...)
-		b, err := a.appendJSON(b)
-		if err != nil {
-			return nil, err
-		}
-		return append(b, '}'), nil
+	if result == nil {
+		result = jsontext.Value("{}")
 	}
-	body, err := Marshal(result)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, len(body)+len(id.raw)+40)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id.Raw()...)
-	b = append(b, `,"result":`...)
-	b = append(b, body...)
-	return append(b, '}'), nil
+	return json.Marshal(&resultMessage{JSONRPC: "2.0", ID: id, Result: result}, encodeOptions)
 }
 
 // EncodeError encodes an error response for id (a zero id is written as null).
 func EncodeError(id ID, e *Error) []byte {
-	body, err := json.Marshal(e)
+	b, err := json.Marshal(&errorMessage{JSONRPC: "2.0", ID: id, Error: e}, encodeOptions)
 	if err != nil { // only a malformed Data can fail; drop it
-		body, _ = json.Marshal(&Error{Code: e.Code, Message: e.Message})
+		b, _ = json.Marshal(&errorMessage{JSONRPC: "2.0", ID: id, Error: &Error{Code: e.Code, Message: e.Message}}, encodeOptions)
 	}
-	b := make([]byte, 0, len(body)+len(id.raw)+40)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id.Raw()...)
-	b = append(b, `,"error":`...)
-	b = append(b, body...)
-	return append(b, '}')
+	return b
 }
 
 // EncodeRequest encodes a request; params may be nil.
@@ -331,38 +252,15 @@ func EncodeNotification(method string, params any) ([]byte, error) {
 }
 
 func encodeCall(id ID, method string, params any) ([]byte, error) {
-	size := 160 + len(id.raw) + len(method)
-	if raw, ok := params.(json.RawMessage); ok {
-		size += len(raw)
-	}
-	b := make([]byte, 0, size)
-	b = append(b, `{"jsonrpc":"2.0",`...)
-	if !id.IsZero() {
-		b = append(b, `"id":`...)
-		b = append(b, id.raw...)
-		b = append(b, ',')
-	}
-	b = append(b, `"method":`...)
-	b = appendString(b, method)
-	if params != nil {
-		b = append(b, `,"params":`...)
-		var err error
-		if a, ok := params.(appender); ok && !isNilPointer(params) {
-			b, err = a.appendJSON(b) // straight into the message: no second buffer
-		} else {
-			var body json.RawMessage
-			body, err = Marshal(params)
-			b = append(b, body...)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return append(b, '}'), nil
+	return json.Marshal(&callMessage{JSONRPC: "2.0", ID: id, Method: method, Params: params}, encodeOptions)
 }
 
-// Encode encodes m in whichever shape it has.
+// Encode encodes m in whichever shape it has: a decoded message as it was
+// received, any other as its fields say.
 func Encode(m *Message) ([]byte, error) {
+	if m.received != nil {
+		return m.received, nil
+	}
 	switch m.Kind() {
 	case KindRequest:
 		return encodeCall(m.ID, m.Method, rawOrNil(m.Params))
@@ -376,7 +274,8 @@ func Encode(m *Message) ([]byte, error) {
 	return nil, Errorf(CodeInvalidRequest, "cannot encode an invalid message")
 }
 
-func rawOrNil(r json.RawMessage) any {
+// rawOrNil keeps absent params absent (a nil Value in an any is not nil).
+func rawOrNil(r jsontext.Value) any {
 	if r == nil {
 		return nil
 	}

@@ -1,6 +1,8 @@
 package messages
 
-import "encoding/json"
+import (
+	"encoding/json/jsontext"
+)
 
 // LoggingLevel is the severity of a log message, as RFC 5424 names it.
 type LoggingLevel string
@@ -57,6 +59,6 @@ type LoggingMessageParams struct {
 	// Logger names the source of the message.
 	Logger string `json:"logger,omitempty"`
 	// Data is any JSON value; nil marshals as null.
-	Data json.RawMessage `json:"data"`
-	Meta Meta            `json:"_meta,omitempty"`
+	Data jsontext.Value `json:"data"`
+	Meta Meta           `json:"_meta,omitempty"`
 }

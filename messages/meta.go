@@ -1,6 +1,9 @@
 package messages
 
-import "encoding/json"
+import (
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+)
 
 // Keys of the _meta object that the protocol itself defines.
 const (
@@ -18,7 +21,7 @@ const (
 
 // Meta is the _meta object that params, results and many wire types carry.
 // Values stay raw JSON; the sender owns the keys it writes.
-type Meta map[string]json.RawMessage
+type Meta map[string]jsontext.Value
 
 // ProgressToken is the token that correlates notifications/progress with the
 // request that asked for them: a string or a number, kept as raw JSON.
@@ -92,7 +95,7 @@ type Annotations struct {
 	// Audience lists who the object is meant for.
 	Audience []Role `json:"audience,omitempty"`
 	// Priority is the importance from 0 (optional) to 1 (required).
-	Priority *float64 `json:"priority,omitempty"`
+	Priority *float64 `json:"priority,omitzero"`
 	// LastModified is an ISO 8601 timestamp.
 	LastModified string `json:"lastModified,omitempty"`
 }

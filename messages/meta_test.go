@@ -1,7 +1,8 @@
 package messages_test
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,12 +40,12 @@ func TestMetaProgressToken(t *testing.T) {
 }
 
 func TestMetaRelatedTask(t *testing.T) {
-	m := messages.Meta{messages.MetaKeyRelatedTask: json.RawMessage(`{"taskId":"t-1"}`)}
+	m := messages.Meta{messages.MetaKeyRelatedTask: jsontext.Value(`{"taskId":"t-1"}`)}
 	id, ok := m.RelatedTask()
 	assert.True(t, ok)
 	assert.Equal(t, "t-1", id)
 
-	_, ok = messages.Meta{messages.MetaKeyRelatedTask: json.RawMessage(`"t-1"`)}.RelatedTask()
+	_, ok = messages.Meta{messages.MetaKeyRelatedTask: jsontext.Value(`"t-1"`)}.RelatedTask()
 	assert.False(t, ok)
 }
 

@@ -6,7 +6,7 @@ type ProgressParams struct {
 	ProgressToken ProgressToken `json:"progressToken"`
 	// Progress increases with every notification, even when Total is unknown.
 	Progress float64  `json:"progress"`
-	Total    *float64 `json:"total,omitempty"`
+	Total    *float64 `json:"total,omitzero"`
 	// Message describes the current progress (2025-03-26).
 	Message string `json:"message,omitempty"`
 	Meta    Meta   `json:"_meta,omitempty"`

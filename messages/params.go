@@ -1,38 +1,62 @@
 package messages
 
-import "encoding/json"
+import (
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"strings"
+)
 
 // DecodeParams decodes request params into v; absent params decode as {}.
 // A failure is a -32602 error whose message names the field but no Go type.
-func DecodeParams(raw json.RawMessage, v any) *Error {
+func DecodeParams(raw jsontext.Value, v any) *Error {
 	if len(raw) == 0 {
-		raw = json.RawMessage(`{}`)
+		raw = jsontext.Value(`{}`)
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return Errorf(CodeInvalidParams, "invalid params: %s", paramsErrText(err))
+		return Errorf(CodeInvalidParams, "invalid params: %s", DecodeErrorText(err))
 	}
 	return nil
 }
 
-// paramsErrText describes a decoding error without Go type names.
-func paramsErrText(err error) string {
-	switch e := err.(type) {
-	case *json.UnmarshalTypeError:
-		if e.Field != "" {
-			return "field " + e.Field + " must not be " + jsonKind(e.Value)
-		}
-		return "params must be an object, not " + jsonKind(e.Value)
-	case *json.SyntaxError:
+// DecodeErrorText describes an error of encoding/json/v2's Unmarshal for a
+// peer: the member at fault and what it held, without Go type names.
+func DecodeErrorText(err error) string {
+	if _, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
 		return "malformed JSON"
 	}
-	return "cannot decode params"
+	se, ok := errors.AsType[*json.SemanticError](err)
+	if !ok {
+		return "cannot decode params"
+	}
+	field := strings.ReplaceAll(strings.TrimPrefix(string(se.JSONPointer), "/"), "/", ".")
+	kind := jsonKind(se.JSONKind)
+	switch {
+	case field == "" && kind != "":
+		return "params must be an object, not " + kind
+	case field == "":
+		return "cannot decode params"
+	case kind == "":
+		return "field " + field + " is not valid"
+	}
+	return "field " + field + " must not be " + kind
 }
 
-// jsonKind names a JSON value kind as encoding/json reports it.
-func jsonKind(v string) string {
-	switch v {
-	case "string", "number", "bool", "array", "object":
-		return "a JSON " + v
+// jsonKind names a JSON value kind for a message ("" when unknown).
+func jsonKind(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "a JSON string"
+	case '0':
+		return "a JSON number"
+	case 't', 'f':
+		return "a JSON bool"
+	case '[':
+		return "a JSON array"
+	case '{':
+		return "a JSON object"
+	case 'n':
+		return "null"
 	}
-	return "a JSON " + "value"
+	return ""
 }

@@ -1,7 +1,8 @@
 package messages
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"fmt"
 )
@@ -21,7 +22,7 @@ type PromptArgument struct {
 	Name        string `json:"name"`
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
-	Required    bool   `json:"required,omitempty"`
+	Required    bool   `json:"required,omitzero"`
 }
 
 // ListPromptsParams are the params of prompts/list.
@@ -36,13 +37,6 @@ type ListPromptsResult struct {
 	Prompts    []*Prompt `json:"prompts"`
 	NextCursor string    `json:"nextCursor,omitempty"`
 	Meta       Meta      `json:"_meta,omitempty"`
-}
-
-// MarshalJSON writes the page with "prompts" as [] when there are none.
-func (r ListPromptsResult) MarshalJSON() ([]byte, error) {
-	type fields ListPromptsResult
-	r.Prompts = nonNil(r.Prompts)
-	return marshalJSON(fields(r))
 }
 
 // GetPromptParams are the params of prompts/get.
@@ -60,29 +54,23 @@ type GetPromptResult struct {
 	Meta     Meta             `json:"_meta,omitempty"`
 }
 
-// MarshalJSON writes the result with "messages" as [] when there are none.
-func (r GetPromptResult) MarshalJSON() ([]byte, error) {
-	type fields GetPromptResult
-	r.Messages = nonNil(r.Messages)
-	return marshalJSON(fields(r))
-}
-
 // PromptMessage is one message of a prompt.
 type PromptMessage struct {
 	Role    Role    `json:"role"`
 	Content Content `json:"content"`
 }
 
-// UnmarshalJSON decodes the message and its content block.
-func (m *PromptMessage) UnmarshalJSON(b []byte) error {
+// UnmarshalJSONFrom decodes the message and its content block, which is
+// one of several types by its "type".
+func (m *PromptMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var w struct {
-		Role    Role            `json:"role"`
-		Content json.RawMessage `json:"content"`
+		Role    Role           `json:"role"`
+		Content jsontext.Value `json:"content"`
 	}
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := json.UnmarshalDecode(dec, &w); err != nil {
 		return err
 	}
-	if w.Content == nil {
+	if w.Content == nil || w.Content.Kind() == 'n' {
 		return errors.New("decoding prompt message: no content")
 	}
 	c, err := UnmarshalContent(w.Content)

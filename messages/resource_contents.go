@@ -2,7 +2,8 @@ package messages
 
 import (
 	"encoding/base64"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"fmt"
 )
 
@@ -36,32 +37,39 @@ type blobResourceContents struct {
 	Meta     Meta   `json:"_meta,omitempty"`
 }
 
-// MarshalJSON writes "text" (even when empty) if Blob is nil and a base64
-// "blob" otherwise.
-func (rc ResourceContents) MarshalJSON() ([]byte, error) {
+// MarshalJSONTo writes "text" (even when empty) if Blob is nil and a
+// base64 "blob" otherwise: two wire shapes in one Go type.
+func (rc ResourceContents) MarshalJSONTo(enc *jsontext.Encoder) error {
 	if rc.Blob != nil {
-		return marshalJSON(blobResourceContents{rc.URI, rc.MIMEType, rc.Blob, rc.Meta})
+		return json.MarshalEncode(enc, &blobResourceContents{rc.URI, rc.MIMEType, rc.Blob, rc.Meta})
 	}
-	return marshalJSON(textResourceContents{rc.URI, rc.MIMEType, rc.Text, rc.Meta})
+	return json.MarshalEncode(enc, &textResourceContents{rc.URI, rc.MIMEType, rc.Text, rc.Meta})
 }
 
-// UnmarshalJSON accepts text or blob contents. An empty "blob" decodes as a
-// non-nil empty Blob, so it stays binary.
-func (rc *ResourceContents) UnmarshalJSON(b []byte) error {
+// UnmarshalJSONFrom accepts text or blob contents. An empty "blob" decodes
+// as a non-nil empty Blob, so it stays binary; a "blob" that is not base64
+// beside a "text" is an extra member of text contents.
+func (rc *ResourceContents) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var w struct {
 		textResourceContents
+		Text *string `json:"text"`
 		Blob *string `json:"blob"`
 	}
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := json.UnmarshalDecode(dec, &w); err != nil {
 		return err
 	}
-	*rc = ResourceContents{URI: w.URI, MIMEType: w.MIMEType, Text: w.Text, Meta: w.Meta}
+	*rc = ResourceContents{URI: w.URI, MIMEType: w.MIMEType, Meta: w.Meta}
+	if w.Text != nil {
+		rc.Text = *w.Text
+	}
 	if w.Blob != nil {
 		blob, err := base64.StdEncoding.DecodeString(*w.Blob)
-		if err != nil {
+		switch {
+		case err == nil:
+			rc.Blob = blob
+		case w.Text == nil:
 			return fmt.Errorf("decoding resource blob: %w", err)
 		}
-		rc.Blob = blob
 	}
 	return nil
 }

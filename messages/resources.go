@@ -8,8 +8,8 @@ type Resource struct {
 	Description string `json:"description,omitempty"`
 	MIMEType    string `json:"mimeType,omitempty"`
 	// Size is the raw size in bytes, when known.
-	Size        *int64       `json:"size,omitempty"`
-	Annotations *Annotations `json:"annotations,omitempty"`
+	Size        *int64       `json:"size,omitzero"`
+	Annotations *Annotations `json:"annotations,omitzero"`
 	Icons       []Icon       `json:"icons,omitempty"`
 	Meta        Meta         `json:"_meta,omitempty"`
 }
@@ -22,7 +22,7 @@ type ResourceTemplate struct {
 	Title       string       `json:"title,omitempty"`
 	Description string       `json:"description,omitempty"`
 	MIMEType    string       `json:"mimeType,omitempty"`
-	Annotations *Annotations `json:"annotations,omitempty"`
+	Annotations *Annotations `json:"annotations,omitzero"`
 	Icons       []Icon       `json:"icons,omitempty"`
 	Meta        Meta         `json:"_meta,omitempty"`
 }
@@ -41,13 +41,6 @@ type ListResourcesResult struct {
 	Meta       Meta        `json:"_meta,omitempty"`
 }
 
-// MarshalJSON writes the page with "resources" as [] when there are none.
-func (r ListResourcesResult) MarshalJSON() ([]byte, error) {
-	type fields ListResourcesResult
-	r.Resources = nonNil(r.Resources)
-	return marshalJSON(fields(r))
-}
-
 // ListResourceTemplatesParams are the params of resources/templates/list.
 type ListResourceTemplatesParams struct {
 	Cursor string `json:"cursor,omitempty"`
@@ -62,14 +55,6 @@ type ListResourceTemplatesResult struct {
 	Meta              Meta                `json:"_meta,omitempty"`
 }
 
-// MarshalJSON writes the page with "resourceTemplates" as [] when there are
-// none.
-func (r ListResourceTemplatesResult) MarshalJSON() ([]byte, error) {
-	type fields ListResourceTemplatesResult
-	r.ResourceTemplates = nonNil(r.ResourceTemplates)
-	return marshalJSON(fields(r))
-}
-
 // ReadResourceParams are the params of resources/read.
 type ReadResourceParams struct {
 	URI  string `json:"uri"`
@@ -81,13 +66,6 @@ type ReadResourceResult struct {
 	// Contents never marshals as null.
 	Contents []*ResourceContents `json:"contents"`
 	Meta     Meta                `json:"_meta,omitempty"`
-}
-
-// MarshalJSON writes the result with "contents" as [] when there are none.
-func (r ReadResourceResult) MarshalJSON() ([]byte, error) {
-	type fields ReadResourceResult
-	r.Contents = nonNil(r.Contents)
-	return marshalJSON(fields(r))
 }
 
 // SubscribeParams are the params of resources/subscribe.

@@ -19,10 +19,3 @@ type ListRootsResult struct {
 	Roots []*Root `json:"roots"`
 	Meta  Meta    `json:"_meta,omitempty"`
 }
-
-// MarshalJSON writes the result with "roots" as [] when there are none.
-func (r ListRootsResult) MarshalJSON() ([]byte, error) {
-	type fields ListRootsResult
-	r.Roots = nonNil(r.Roots)
-	return marshalJSON(fields(r))
-}

@@ -1,7 +1,8 @@
 package messages
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 )
 
@@ -37,55 +38,50 @@ type SamplingMessage struct {
 	Meta    Meta        `json:"_meta,omitempty"`
 }
 
-// MarshalJSON writes the message with content as one block or an array.
-func (m SamplingMessage) MarshalJSON() ([]byte, error) {
-	content, err := marshalSamplingContent(m.Content)
-	if err != nil {
-		return nil, err
-	}
-	return marshalJSON(struct {
-		Role    Role            `json:"role"`
-		Content json.RawMessage `json:"content"`
-		Meta    Meta            `json:"_meta,omitempty"`
-	}{m.Role, content, m.Meta})
+// MarshalJSONTo writes the message with content as one block or an array
+// (a choice by length, which v2 cannot make).
+func (m SamplingMessage) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type fields SamplingMessage
+	return json.MarshalEncode(enc, &struct {
+		*fields
+		Content any `json:"content"`
+	}{(*fields)(&m), samplingContent(m.Content)})
 }
 
-// UnmarshalJSON accepts content as one block or an array.
-func (m *SamplingMessage) UnmarshalJSON(b []byte) error {
+// UnmarshalJSONFrom accepts content as one block or an array.
+func (m *SamplingMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type fields SamplingMessage
 	var w struct {
-		Role    Role            `json:"role"`
-		Content json.RawMessage `json:"content"`
-		Meta    Meta            `json:"_meta"`
+		fields
+		Content jsontext.Value `json:"content"`
 	}
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := json.UnmarshalDecode(dec, &w); err != nil {
 		return err
 	}
 	content, err := unmarshalSamplingContent(w.Content)
 	if err != nil {
 		return err
 	}
-	*m = SamplingMessage{Role: w.Role, Content: content, Meta: w.Meta}
+	*m = SamplingMessage(w.fields)
+	m.Content = content
 	return nil
 }
 
-// marshalSamplingContent writes one block alone and any other number as an
-// array.
-func marshalSamplingContent(l ContentList) (json.RawMessage, error) {
+// samplingContent is what a sampling message's content marshals as: one
+// block alone, any other number as an array.
+func samplingContent(l ContentList) any {
 	if len(l) == 1 {
-		return marshalJSON(l[0])
+		return l[0]
 	}
-	return marshalJSON(l)
+	return l
 }
 
 // unmarshalSamplingContent reads one block or an array of blocks.
-func unmarshalSamplingContent(raw json.RawMessage) (ContentList, error) {
-	if t, ok := fastText(raw); ok {
-		return ContentList{t}, nil
-	}
-	switch firstByte(raw) {
+func unmarshalSamplingContent(raw jsontext.Value) (ContentList, error) {
+	switch raw.Kind() {
 	case '[':
 		return unmarshalContentList(raw, true)
-	case 0:
+	case 0, 'n':
 		return nil, errors.New("decoding sampling content: no content")
 	}
 	c, err := UnmarshalContent(raw)
@@ -99,28 +95,21 @@ func unmarshalSamplingContent(raw json.RawMessage) (ContentList, error) {
 type CreateMessageParams struct {
 	// Messages never marshals as null.
 	Messages         []*SamplingMessage `json:"messages"`
-	ModelPreferences *ModelPreferences  `json:"modelPreferences,omitempty"`
+	ModelPreferences *ModelPreferences  `json:"modelPreferences,omitzero"`
 	SystemPrompt     string             `json:"systemPrompt,omitempty"`
 	// IncludeContext is one of the IncludeContext constants.
 	IncludeContext string   `json:"includeContext,omitempty"`
-	Temperature    *float64 `json:"temperature,omitempty"`
+	Temperature    *float64 `json:"temperature,omitzero"`
 	MaxTokens      int64    `json:"maxTokens"`
 	StopSequences  []string `json:"stopSequences,omitempty"`
 	// Metadata is a provider-specific object passed through to the model.
-	Metadata json.RawMessage `json:"metadata,omitempty"`
+	Metadata jsontext.Value `json:"metadata,omitempty"`
 	// Tools the model may call (2025-11-25); needs SupportsSamplingTools.
 	Tools      []*Tool     `json:"tools,omitempty"`
-	ToolChoice *ToolChoice `json:"toolChoice,omitempty"`
+	ToolChoice *ToolChoice `json:"toolChoice,omitzero"`
 	// Task asks for the request to run as a task (2025-11-25).
-	Task *TaskMetadata `json:"task,omitempty"`
+	Task *TaskMetadata `json:"task,omitzero"`
 	Meta Meta          `json:"_meta,omitempty"`
-}
-
-// MarshalJSON writes the params with "messages" as [] when there are none.
-func (p CreateMessageParams) MarshalJSON() ([]byte, error) {
-	type fields CreateMessageParams
-	p.Messages = nonNil(p.Messages)
-	return marshalJSON(fields(p))
 }
 
 // ModelPreferences are the server's advice on which model to pick. The
@@ -128,9 +117,9 @@ func (p CreateMessageParams) MarshalJSON() ([]byte, error) {
 type ModelPreferences struct {
 	// Hints are tried in order; each is a substring of a model name.
 	Hints                []*ModelHint `json:"hints,omitempty"`
-	CostPriority         *float64     `json:"costPriority,omitempty"`
-	SpeedPriority        *float64     `json:"speedPriority,omitempty"`
-	IntelligencePriority *float64     `json:"intelligencePriority,omitempty"`
+	CostPriority         *float64     `json:"costPriority,omitzero"`
+	SpeedPriority        *float64     `json:"speedPriority,omitzero"`
+	IntelligencePriority *float64     `json:"intelligencePriority,omitzero"`
 }
 
 // ModelHint suggests a model by (part of) its name.
@@ -157,65 +146,30 @@ type CreateMessageResult struct {
 	Meta       Meta   `json:"_meta,omitempty"`
 }
 
-// MarshalJSON writes the result with content as one block or an array.
-func (r CreateMessageResult) MarshalJSON() ([]byte, error) {
-	content, err := marshalSamplingContent(r.Content)
-	if err != nil {
-		return nil, err
-	}
-	return marshalJSON(struct {
-		Role       Role            `json:"role"`
-		Content    json.RawMessage `json:"content"`
-		Model      string          `json:"model"`
-		StopReason string          `json:"stopReason,omitempty"`
-		Meta       Meta            `json:"_meta,omitempty"`
-	}{r.Role, content, r.Model, r.StopReason, r.Meta})
+// MarshalJSONTo writes the result with content as one block or an array.
+func (r CreateMessageResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type fields CreateMessageResult
+	return json.MarshalEncode(enc, &struct {
+		*fields
+		Content any `json:"content"`
+	}{(*fields)(&r), samplingContent(r.Content)})
 }
 
-// UnmarshalJSON accepts content as one block or an array.
-func (r *CreateMessageResult) UnmarshalJSON(b []byte) error {
-	var out CreateMessageResult
-	var rawContent []byte
-	if scanMembers(b, func(name string, val []byte) bool {
-		var ok bool
-		switch name {
-		case "role":
-			var role string
-			role, ok = unquote(val)
-			out.Role = Role(role)
-		case "model":
-			out.Model, ok = unquote(val)
-		case "stopReason":
-			out.StopReason, ok = unquote(val)
-		case "content":
-			rawContent, ok = val, true
-		default:
-			return false // _meta and the rest: encoding/json
-		}
-		return ok
-	}) && rawContent != nil {
-		c, err := unmarshalSamplingContent(rawContent)
-		if err != nil {
-			return err
-		}
-		out.Content = c
-		*r = out
-		return nil
-	}
+// UnmarshalJSONFrom accepts content as one block or an array.
+func (r *CreateMessageResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type fields CreateMessageResult
 	var w struct {
-		Role       Role            `json:"role"`
-		Content    json.RawMessage `json:"content"`
-		Model      string          `json:"model"`
-		StopReason string          `json:"stopReason"`
-		Meta       Meta            `json:"_meta"`
+		fields
+		Content jsontext.Value `json:"content"`
 	}
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := json.UnmarshalDecode(dec, &w); err != nil {
 		return err
 	}
 	content, err := unmarshalSamplingContent(w.Content)
 	if err != nil {
 		return err
 	}
-	*r = CreateMessageResult{Role: w.Role, Content: content, Model: w.Model, StopReason: w.StopReason, Meta: w.Meta}
+	*r = CreateMessageResult(w.fields)
+	r.Content = content
 	return nil
 }

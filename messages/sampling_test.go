@@ -1,7 +1,8 @@
 package messages_test
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,7 +26,7 @@ func TestSamplingMessageRoundTrip(t *testing.T) {
 			name: "two blocks are an array",
 			msg: &messages.SamplingMessage{Role: messages.RoleAssistant, Content: messages.ContentList{
 				&messages.TextContent{Text: "let me check"},
-				&messages.ToolUseContent{ID: "c1", Name: "weather", Input: json.RawMessage(`{}`)},
+				&messages.ToolUseContent{ID: "c1", Name: "weather", Input: jsontext.Value(`{}`)},
 			}},
 			wire: `{"role":"assistant","content":[{"type":"text","text":"let me check"},{"type":"tool_use","id":"c1","name":"weather","input":{}}]}`,
 		},
@@ -36,7 +37,7 @@ func TestSamplingMessageRoundTrip(t *testing.T) {
 		},
 		{
 			name: "meta",
-			msg: &messages.SamplingMessage{Role: messages.RoleUser, Meta: messages.Meta{"a": json.RawMessage(`true`)},
+			msg: &messages.SamplingMessage{Role: messages.RoleUser, Meta: messages.Meta{"a": jsontext.Value(`true`)},
 				Content: messages.ContentList{&messages.ToolResultContent{ToolUseID: "c1", Content: messages.ContentList{&messages.TextContent{Text: "sunny"}}}}},
 			wire: `{"role":"user","content":{"type":"tool_result","toolUseId":"c1","content":[{"type":"text","text":"sunny"}]},"_meta":{"a":true}}`,
 		},
@@ -91,8 +92,8 @@ func TestCreateMessageResultRoundTrip(t *testing.T) {
 			name: "array",
 			res: &messages.CreateMessageResult{Role: messages.RoleAssistant, Model: "m", StopReason: messages.StopReasonToolUse,
 				Content: messages.ContentList{
-					&messages.ToolUseContent{ID: "a", Name: "x", Input: json.RawMessage(`{"n":1}`)},
-					&messages.ToolUseContent{ID: "b", Name: "y", Input: json.RawMessage(`{}`)},
+					&messages.ToolUseContent{ID: "a", Name: "x", Input: jsontext.Value(`{"n":1}`)},
+					&messages.ToolUseContent{ID: "b", Name: "y", Input: jsontext.Value(`{}`)},
 				}},
 			wire: `{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"x","input":{"n":1}},{"type":"tool_use","id":"b","name":"y","input":{}}],"model":"m","stopReason":"toolUse"}`,
 		},
@@ -121,8 +122,8 @@ func TestCreateMessageParamsRoundTrip(t *testing.T) {
 		Temperature:      ptr(0.7),
 		MaxTokens:        100,
 		StopSequences:    []string{"\n\n"},
-		Metadata:         json.RawMessage(`{"x":1}`),
-		Tools:            []*messages.Tool{{Name: "weather", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		Metadata:         jsontext.Value(`{"x":1}`),
+		Tools:            []*messages.Tool{{Name: "weather", InputSchema: jsontext.Value(`{"type":"object"}`)}},
 		ToolChoice:       &messages.ToolChoice{Mode: messages.ToolChoiceAuto},
 		Task:             &messages.TaskMetadata{TTL: ptr[int64](1000)},
 	}

@@ -3,7 +3,7 @@ package messages_test
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
+	"encoding/json/jsontext"
 	"os"
 	"testing"
 
@@ -31,7 +31,12 @@ var looseDefs = map[string]bool{"Result": true, "NotificationParams": true, "Tas
 // its properties and says nothing about others, so that a misspelled
 // optional member fails validation instead of passing as an extra. Compile
 // strictURL+name for a definition closed at the top as well.
-func strictSchema(t *testing.T) *jsonschema.Compiler {
+func strictSchema(t testing.TB) *jsonschema.Compiler { return loadSchema(t, true) }
+
+// officialSchema loads the schema as it is: compile schemaURL+"#/$defs/"+name.
+func officialSchema(t testing.TB) *jsonschema.Compiler { return loadSchema(t, false) }
+
+func loadSchema(t testing.TB, closed bool) *jsonschema.Compiler {
 	t.Helper()
 	f, err := os.Open(schemaPath)
 	require.NoError(t, err, "the official schema must be in testdata")
@@ -40,7 +45,7 @@ func strictSchema(t *testing.T) *jsonschema.Compiler {
 	require.NoError(t, err)
 
 	for name, def := range doc.(map[string]any)["$defs"].(map[string]any) {
-		if !looseDefs[name] {
+		if closed && !looseDefs[name] {
 			closeObjects(def, true)
 		}
 	}
@@ -90,7 +95,7 @@ func conformanceCases() []struct {
 } {
 	icons := []messages.Icon{{Src: "https://example.com/icon.png", MimeType: "image/png", Sizes: []string{"48x48"}, Theme: messages.IconThemeLight}}
 	ann := &messages.Annotations{Audience: []messages.Role{messages.RoleUser, messages.RoleAssistant}, Priority: ptr(0.8), LastModified: "2025-01-12T15:00:58Z"}
-	meta := messages.Meta{"example.com/k": json.RawMessage(`{"a":1}`)}
+	meta := messages.Meta{"example.com/k": jsontext.Value(`{"a":1}`)}
 	task := messages.Task{TaskID: "t-1", Status: messages.TaskInputRequired, StatusMessage: "waiting", CreatedAt: "2025-11-25T10:30:00Z",
 		LastUpdatedAt: "2025-11-25T10:40:00Z", TTL: ptr[int64](60000), PollInterval: ptr[int64](5000)}
 	allContent := messages.ContentList{
@@ -103,13 +108,13 @@ func conformanceCases() []struct {
 	}
 	tool := &messages.Tool{
 		Name: "get_weather", Title: "Weather", Description: "Gets weather",
-		InputSchema:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
-		OutputSchema: json.RawMessage(`{"type":"object","properties":{"temp":{"type":"number"}}}`),
+		InputSchema:  jsontext.Value(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
+		OutputSchema: jsontext.Value(`{"type":"object","properties":{"temp":{"type":"number"}}}`),
 		Annotations:  &messages.ToolAnnotations{Title: "W", ReadOnlyHint: ptr(true), DestructiveHint: ptr(false), IdempotentHint: ptr(true), OpenWorldHint: ptr(true)},
 		Execution:    &messages.ToolExecution{TaskSupport: messages.TaskSupportOptional},
 		Icons:        icons, Meta: meta,
 	}
-	progressMeta := messages.Meta{messages.MetaKeyProgressToken: json.RawMessage(`"p-1"`)}
+	progressMeta := messages.Meta{messages.MetaKeyProgressToken: jsontext.Value(`"p-1"`)}
 	urlElicit := &messages.ElicitParams{Mode: messages.ElicitModeURL, Message: "Please sign in", URL: "https://example.com/login", ElicitationID: "e-1", Task: &messages.TaskMetadata{TTL: ptr[int64](1)}, Meta: progressMeta}
 	impl := messages.Implementation{Name: "srv", Title: "Server", Version: "1.0.0", Description: "d", WebsiteURL: "https://example.com", Icons: icons}
 
@@ -120,23 +125,23 @@ func conformanceCases() []struct {
 		{"InitializeRequestParams", &messages.InitializeParams{
 			ProtocolVersion: messages.LatestVersion,
 			Capabilities: messages.ClientCapabilities{
-				Experimental: map[string]json.RawMessage{"x": json.RawMessage(`{"on":true}`)},
+				Experimental: map[string]jsontext.Value{"x": jsontext.Value(`{"on":true}`)},
 				Roots:        &messages.RootsCapabilities{ListChanged: true},
 				Sampling:     &messages.SamplingCapabilities{Context: &messages.Empty{}, Tools: &messages.Empty{}},
 				Elicitation:  &messages.ElicitationCapabilities{Form: &messages.Empty{}, URL: &messages.Empty{}},
-				Tasks:        json.RawMessage(`{"list":{},"cancel":{},"requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}}`),
+				Tasks:        jsontext.Value(`{"list":{},"cancel":{},"requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}}`),
 			},
 			ClientInfo: impl, Meta: progressMeta,
 		}},
 		{"InitializeResult", &messages.InitializeResult{
 			ProtocolVersion: messages.LatestVersion,
 			Capabilities: messages.ServerCapabilities{
-				Experimental: map[string]json.RawMessage{"x": json.RawMessage(`{}`)},
+				Experimental: map[string]jsontext.Value{"x": jsontext.Value(`{}`)},
 				Logging:      &messages.Empty{}, Completions: &messages.Empty{},
 				Prompts:   &messages.PromptsCapabilities{ListChanged: true},
 				Resources: &messages.ResourcesCapabilities{Subscribe: true, ListChanged: true},
 				Tools:     &messages.ToolsCapabilities{ListChanged: true},
-				Tasks:     json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`),
+				Tasks:     jsontext.Value(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`),
 			},
 			ServerInfo: impl, Instructions: "use it", Meta: meta,
 		}},
@@ -146,8 +151,8 @@ func conformanceCases() []struct {
 		{"Tool", &messages.Tool{Name: "bare"}},
 		{"ListToolsResult", &messages.ListToolsResult{Tools: []*messages.Tool{tool}, NextCursor: "n", Meta: meta}},
 		{"ListToolsResult", &messages.ListToolsResult{}},
-		{"CallToolRequestParams", &messages.CallToolParams{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`), Task: &messages.TaskMetadata{TTL: ptr[int64](60000)}, Meta: progressMeta}},
-		{"CallToolResult", &messages.CallToolResult{Content: allContent, StructuredContent: json.RawMessage(`{"temp":21}`), IsError: true, Meta: meta}},
+		{"CallToolRequestParams", &messages.CallToolParams{Name: "get_weather", Arguments: jsontext.Value(`{"city":"Paris"}`), Task: &messages.TaskMetadata{TTL: ptr[int64](60000)}, Meta: progressMeta}},
+		{"CallToolResult", &messages.CallToolResult{Content: allContent, StructuredContent: jsontext.Value(`{"temp":21}`), IsError: true, Meta: meta}},
 		{"CallToolResult", &messages.CallToolResult{}},
 		{"Resource", &messages.Resource{URI: "file:///a", Name: "a", Title: "A", Description: "d", MIMEType: "text/plain", Size: ptr[int64](1), Annotations: ann, Icons: icons, Meta: meta}},
 		{"ListResourcesResult", &messages.ListResourcesResult{Resources: []*messages.Resource{{URI: "file:///a", Name: "a"}}, NextCursor: "n", Meta: meta}},
@@ -179,7 +184,7 @@ func conformanceCases() []struct {
 		{"CompleteResult", &messages.CompleteResult{Completion: messages.CompletionResultValues{Values: []string{"a", "b"}, Total: ptr(10), HasMore: true}, Meta: meta}},
 		{"CompleteResult", &messages.CompleteResult{}},
 		{"SetLevelRequestParams", &messages.SetLevelParams{Level: messages.LevelWarning, Meta: progressMeta}},
-		{"LoggingMessageNotificationParams", &messages.LoggingMessageParams{Level: messages.LevelError, Logger: "db", Data: json.RawMessage(`{"err":"x"}`), Meta: meta}},
+		{"LoggingMessageNotificationParams", &messages.LoggingMessageParams{Level: messages.LevelError, Logger: "db", Data: jsontext.Value(`{"err":"x"}`), Meta: meta}},
 		{"LoggingMessageNotificationParams", &messages.LoggingMessageParams{Level: messages.LevelDebug}},
 		{"ProgressNotificationParams", &messages.ProgressParams{ProgressToken: messages.StringID("p-1"), Progress: 1, Total: ptr(2.0), Message: "half", Meta: meta}},
 		{"ProgressNotificationParams", &messages.ProgressParams{ProgressToken: messages.IntID(9), Progress: 0.5}},
@@ -193,16 +198,16 @@ func conformanceCases() []struct {
 				{Role: messages.RoleUser, Content: messages.ContentList{&messages.TextContent{Text: "weather?"}}, Meta: meta},
 				{Role: messages.RoleAssistant, Content: messages.ContentList{
 					&messages.TextContent{Text: "checking"},
-					&messages.ToolUseContent{ID: "c1", Name: "get_weather", Input: json.RawMessage(`{"city":"Paris"}`), Meta: meta},
+					&messages.ToolUseContent{ID: "c1", Name: "get_weather", Input: jsontext.Value(`{"city":"Paris"}`), Meta: meta},
 				}},
 				{Role: messages.RoleUser, Content: messages.ContentList{&messages.ToolResultContent{
-					ToolUseID: "c1", Content: allContent, StructuredContent: json.RawMessage(`{"temp":21}`), IsError: true, Meta: meta,
+					ToolUseID: "c1", Content: allContent, StructuredContent: jsontext.Value(`{"temp":21}`), IsError: true, Meta: meta,
 				}}},
 				{Role: messages.RoleUser, Content: messages.ContentList{allContent[1], allContent[2]}},
 			},
 			ModelPreferences: &messages.ModelPreferences{Hints: []*messages.ModelHint{{Name: "claude"}}, CostPriority: ptr(0.1), SpeedPriority: ptr(0.2), IntelligencePriority: ptr(0.9)},
 			SystemPrompt:     "be brief", IncludeContext: messages.IncludeContextThisServer, Temperature: ptr(0.3), MaxTokens: 100,
-			StopSequences: []string{"END"}, Metadata: json.RawMessage(`{"k":"v"}`), Tools: []*messages.Tool{tool},
+			StopSequences: []string{"END"}, Metadata: jsontext.Value(`{"k":"v"}`), Tools: []*messages.Tool{tool},
 			ToolChoice: &messages.ToolChoice{Mode: messages.ToolChoiceRequired}, Task: &messages.TaskMetadata{}, Meta: progressMeta,
 		}},
 		{"CreateMessageResult", &messages.CreateMessageResult{Role: messages.RoleAssistant, Model: "m", StopReason: messages.StopReasonEndTurn,
@@ -212,29 +217,29 @@ func conformanceCases() []struct {
 		{"ListRootsResult", &messages.ListRootsResult{Roots: []*messages.Root{{URI: "file:///home/u", Name: "home", Meta: meta}}, Meta: meta}},
 		{"ListRootsResult", &messages.ListRootsResult{}},
 		{"ElicitRequestFormParams", &messages.ElicitParams{Mode: messages.ElicitModeForm, Message: "Your name?",
-			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","title":"Name","minLength":1},"age":{"type":"integer","minimum":0},"ok":{"type":"boolean","default":true}},"required":["name"]}`),
+			RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string","title":"Name","minLength":1},"age":{"type":"integer","minimum":0},"ok":{"type":"boolean","default":true}},"required":["name"]}`),
 			Task:            &messages.TaskMetadata{TTL: ptr[int64](5)}, Meta: progressMeta}},
 		{"ElicitRequestFormParams", &messages.ElicitParams{Message: "2025-06-18 style",
-			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"email":{"type":"string","format":"email"}}}`)}},
+			RequestedSchema: jsontext.Value(`{"type":"object","properties":{"email":{"type":"string","format":"email"}}}`)}},
 		{"ElicitRequestURLParams", urlElicit},
-		{"ElicitResult", &messages.ElicitResult{Action: messages.ElicitAccept, Content: json.RawMessage(`{"name":"Ada","age":36,"ok":true,"tags":["a"]}`), Meta: meta}},
+		{"ElicitResult", &messages.ElicitResult{Action: messages.ElicitAccept, Content: jsontext.Value(`{"name":"Ada","age":36,"ok":true,"tags":["a"]}`), Meta: meta}},
 		{"ElicitResult", &messages.ElicitResult{Action: messages.ElicitDecline}},
 		{"Task", &task},
 		{"Task", &messages.Task{TaskID: "t-2", Status: messages.TaskWorking, CreatedAt: "a", LastUpdatedAt: "b"}},
-		{"CreateTaskResult", &messages.CreateTaskResult{Task: &task, Meta: messages.Meta{messages.MetaKeyModelImmediateResponse: json.RawMessage(`"working on it"`)}}},
-		{"GetTaskRequest", json.RawMessage(mustEncodeRequest(messages.MethodGetTask, &messages.GetTaskParams{TaskID: "t-1"}))},
-		{"GetTaskPayloadRequest", json.RawMessage(mustEncodeRequest(messages.MethodGetTaskPayload, &messages.GetTaskPayloadParams{TaskID: "t-1"}))},
-		{"CancelTaskRequest", json.RawMessage(mustEncodeRequest(messages.MethodCancelTask, &messages.CancelTaskParams{TaskID: "t-1"}))},
-		{"ListTasksRequest", json.RawMessage(mustEncodeRequest(messages.MethodListTasks, &messages.ListTasksParams{Cursor: "c"}))},
+		{"CreateTaskResult", &messages.CreateTaskResult{Task: &task, Meta: messages.Meta{messages.MetaKeyModelImmediateResponse: jsontext.Value(`"working on it"`)}}},
+		{"GetTaskRequest", jsontext.Value(mustEncodeRequest(messages.MethodGetTask, &messages.GetTaskParams{TaskID: "t-1"}))},
+		{"GetTaskPayloadRequest", jsontext.Value(mustEncodeRequest(messages.MethodGetTaskPayload, &messages.GetTaskPayloadParams{TaskID: "t-1"}))},
+		{"CancelTaskRequest", jsontext.Value(mustEncodeRequest(messages.MethodCancelTask, &messages.CancelTaskParams{TaskID: "t-1"}))},
+		{"ListTasksRequest", jsontext.Value(mustEncodeRequest(messages.MethodListTasks, &messages.ListTasksParams{Cursor: "c"}))},
 		{"GetTaskResult", &messages.GetTaskResult{Task: task, Meta: meta}},
 		{"CancelTaskResult", &messages.CancelTaskResult{Task: messages.Task{TaskID: "t-1", Status: messages.TaskCancelled, CreatedAt: "a", LastUpdatedAt: "b"}}},
 		{"ListTasksResult", &messages.ListTasksResult{Tasks: []*messages.Task{&task}, NextCursor: "n", Meta: meta}},
 		{"TaskStatusNotificationParams", &messages.TaskStatusParams{Task: task, Meta: meta}},
 		{"RelatedTaskMetadata", &messages.RelatedTaskMetadata{TaskID: "t-1"}},
-		{"ElicitationCompleteNotification", json.RawMessage(mustEncodeNotification(messages.MethodElicitationComplete, &messages.ElicitationCompleteParams{ElicitationID: "e-1"}))},
-		{"CallToolRequest", json.RawMessage(mustEncodeRequest(messages.MethodCallTool, &messages.CallToolParams{Name: "t"}))},
-		{"ProgressNotification", json.RawMessage(mustEncodeNotification(messages.MethodProgress, &messages.ProgressParams{ProgressToken: messages.IntID(1), Progress: 1}))},
-		{"URLElicitationRequiredError", json.RawMessage(messages.EncodeError(messages.IntID(2),
+		{"ElicitationCompleteNotification", jsontext.Value(mustEncodeNotification(messages.MethodElicitationComplete, &messages.ElicitationCompleteParams{ElicitationID: "e-1"}))},
+		{"CallToolRequest", jsontext.Value(mustEncodeRequest(messages.MethodCallTool, &messages.CallToolParams{Name: "t"}))},
+		{"ProgressNotification", jsontext.Value(mustEncodeNotification(messages.MethodProgress, &messages.ProgressParams{ProgressToken: messages.IntID(1), Progress: 1}))},
+		{"URLElicitationRequiredError", jsontext.Value(messages.EncodeError(messages.IntID(2),
 			messages.ErrURLElicitationRequired.WithData(&messages.URLElicitationRequiredData{Elicitations: []*messages.ElicitParams{urlElicit}})))},
 	}
 }

@@ -1,11 +1,13 @@
 package messages
 
-import "encoding/json"
+import (
+	"encoding/json/jsontext"
+)
 
 // TaskMetadata asks for a request to run as a task (2025-11-25).
 type TaskMetadata struct {
 	// TTL is the requested lifetime in milliseconds from creation.
-	TTL *int64 `json:"ttl,omitempty"`
+	TTL *int64 `json:"ttl,omitzero"`
 }
 
 // TaskStatus is the state of a task.
@@ -41,7 +43,7 @@ type Task struct {
 	// null, never omitted) means unlimited.
 	TTL *int64 `json:"ttl"`
 	// PollInterval suggests how often to poll, in milliseconds.
-	PollInterval *int64 `json:"pollInterval,omitempty"`
+	PollInterval *int64 `json:"pollInterval,omitzero"`
 }
 
 // CreateTaskResult answers a task-augmented request in place of its
@@ -72,7 +74,7 @@ type GetTaskPayloadParams struct {
 // GetTaskPayloadResult is the result of tasks/result: exactly the result the
 // underlying request would have returned (a CallToolResult for tools/call),
 // kept raw.
-type GetTaskPayloadResult = json.RawMessage
+type GetTaskPayloadResult = jsontext.Value
 
 // ListTasksParams are the params of tasks/list.
 type ListTasksParams struct {
@@ -86,13 +88,6 @@ type ListTasksResult struct {
 	Tasks      []*Task `json:"tasks"`
 	NextCursor string  `json:"nextCursor,omitempty"`
 	Meta       Meta    `json:"_meta,omitempty"`
-}
-
-// MarshalJSON writes the page with "tasks" as [] when there are none.
-func (r ListTasksResult) MarshalJSON() ([]byte, error) {
-	type fields ListTasksResult
-	r.Tasks = nonNil(r.Tasks)
-	return marshalJSON(fields(r))
 }
 
 // CancelTaskParams are the params of tasks/cancel.

@@ -1,7 +1,8 @@
 package messages_test
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,7 +44,7 @@ func TestTaskTTL(t *testing.T) {
 
 func TestTaskResultsInlineTheTask(t *testing.T) {
 	task := messages.Task{TaskID: "t1", Status: messages.TaskCancelled, CreatedAt: "a", LastUpdatedAt: "b"}
-	meta := messages.Meta{"k": json.RawMessage(`1`)}
+	meta := messages.Meta{"k": jsontext.Value(`1`)}
 	want := `{"taskId":"t1","status":"cancelled","createdAt":"a","lastUpdatedAt":"b","ttl":null,"_meta":{"k":1}}`
 	for name, v := range map[string]any{
 		"get":    &messages.GetTaskResult{Task: task, Meta: meta},

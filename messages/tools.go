@@ -1,6 +1,9 @@
 package messages
 
-import "encoding/json"
+import (
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+)
 
 // Tool describes a tool a server offers.
 type Tool struct {
@@ -9,23 +12,23 @@ type Tool struct {
 	Description string `json:"description,omitempty"`
 	// InputSchema is the JSON Schema of the arguments object; it is required
 	// on the wire, and nil marshals as {"type":"object"}.
-	InputSchema json.RawMessage `json:"inputSchema"`
+	InputSchema jsontext.Value `json:"inputSchema"`
 	// OutputSchema is the JSON Schema of structuredContent (2025-06-18).
-	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
-	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
-	Execution    *ToolExecution   `json:"execution,omitempty"`
+	OutputSchema jsontext.Value   `json:"outputSchema,omitempty"`
+	Annotations  *ToolAnnotations `json:"annotations,omitzero"`
+	Execution    *ToolExecution   `json:"execution,omitzero"`
 	Icons        []Icon           `json:"icons,omitempty"`
 	Meta         Meta             `json:"_meta,omitempty"`
 }
 
-// MarshalJSON writes the tool, filling in an object schema when InputSchema
-// is nil.
-func (t Tool) MarshalJSON() ([]byte, error) {
+// MarshalJSONTo writes the tool, filling in an object schema when
+// InputSchema is nil (a default, which v2 tags cannot give).
+func (t Tool) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type fields Tool
 	if t.InputSchema == nil {
-		t.InputSchema = json.RawMessage(`{"type":"object"}`)
+		t.InputSchema = jsontext.Value(`{"type":"object"}`)
 	}
-	return marshalJSON(fields(t))
+	return json.MarshalEncode(enc, (*fields)(&t))
 }
 
 // ToolAnnotations are hints about a tool's behaviour. Clients must not trust
@@ -33,14 +36,14 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 type ToolAnnotations struct {
 	Title string `json:"title,omitempty"`
 	// ReadOnlyHint says the tool does not modify its environment.
-	ReadOnlyHint *bool `json:"readOnlyHint,omitempty"`
+	ReadOnlyHint *bool `json:"readOnlyHint,omitzero"`
 	// DestructiveHint says updates may be destructive (default true).
-	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	DestructiveHint *bool `json:"destructiveHint,omitzero"`
 	// IdempotentHint says repeated calls with the same arguments have no
 	// further effect (default false).
-	IdempotentHint *bool `json:"idempotentHint,omitempty"`
+	IdempotentHint *bool `json:"idempotentHint,omitzero"`
 	// OpenWorldHint says the tool reaches outside entities (default true).
-	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
+	OpenWorldHint *bool `json:"openWorldHint,omitzero"`
 }
 
 // ToolExecution says how a tool may be run (2025-11-25).
@@ -71,20 +74,13 @@ type ListToolsResult struct {
 	Meta       Meta    `json:"_meta,omitempty"`
 }
 
-// MarshalJSON writes the page with "tools" as [] when there are none.
-func (r ListToolsResult) MarshalJSON() ([]byte, error) {
-	type fields ListToolsResult
-	r.Tools = nonNil(r.Tools)
-	return marshalJSON(fields(r))
-}
-
 // CallToolParams are the params of tools/call.
 type CallToolParams struct {
 	Name string `json:"name"`
 	// Arguments is the arguments object, raw.
-	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Arguments jsontext.Value `json:"arguments,omitempty"`
 	// Task asks for the call to run as a task (2025-11-25).
-	Task *TaskMetadata `json:"task,omitempty"`
+	Task *TaskMetadata `json:"task,omitzero"`
 	Meta Meta          `json:"_meta,omitempty"`
 }
 
@@ -94,7 +90,7 @@ type CallToolResult struct {
 	// Content is always written, as [] when empty.
 	Content ContentList `json:"content"`
 	// StructuredContent is an object matching the tool's OutputSchema.
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError,omitempty"`
-	Meta              Meta            `json:"_meta,omitempty"`
+	StructuredContent jsontext.Value `json:"structuredContent,omitempty"`
+	IsError           bool           `json:"isError,omitzero"`
+	Meta              Meta           `json:"_meta,omitempty"`
 }

@@ -113,8 +113,7 @@ func TestCallHappyPath(t *testing.T) {
 		_, err := a.client.Call(t.Context(), messages.MethodElicit, map[string]any{"ch": make(chan int)})
 		require.Error(t, err)
 		assert.ErrorContains(t, err, `calling "elicitation/create": encoding params`)
-		var unsupported *json.UnsupportedTypeError
-		assert.ErrorAs(t, err, &unsupported)
+		assert.ErrorContains(t, err, "chan int")
 		a.assertNoFrames()
 		assert.Equal(t, tableState{}, a.state())
 	})

@@ -49,7 +49,11 @@ func TestElicit(t *testing.T) {
 
 	answer := func(action messages.ElicitAction, content string) harness.Option {
 		return harness.WithElicitation(func(p *messages.ElicitParams) (*messages.ElicitResult, error) {
-			return &messages.ElicitResult{Action: action, Content: json.RawMessage(content)}, nil
+			r := &messages.ElicitResult{Action: action}
+			if content != "" {
+				r.Content = json.RawMessage(content)
+			}
+			return r, nil
 		})
 	}
 

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json/jsontext"
 	"log/slog"
 	"sync"
 	"time"
@@ -129,14 +130,14 @@ type Config struct {
 	OnClose func(r *Ref)
 
 	// initResults holds the initialize result per protocol version,
-	// encoded once (it depends on nothing else): messages.PreEncoded.
+	// encoded once (it depends on nothing else): jsontext.Value.
 	initResults sync.Map
 }
 
 // initResult returns the encoded initialize result for version.
-func (c *Config) initResult(version string) (messages.PreEncoded, error) {
+func (c *Config) initResult(version string) (jsontext.Value, error) {
 	if r, ok := c.initResults.Load(version); ok {
-		return r.(messages.PreEncoded), nil
+		return r.(jsontext.Value), nil
 	}
 	b, err := messages.Marshal(&messages.InitializeResult{
 		ProtocolVersion: version,
@@ -147,8 +148,8 @@ func (c *Config) initResult(version string) (messages.PreEncoded, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.initResults.Store(version, messages.PreEncoded(b))
-	return messages.PreEncoded(b), nil
+	c.initResults.Store(version, b)
+	return b, nil
 }
 
 // Outcome says how a client request ended.

@@ -170,7 +170,8 @@ func (a *sessionActor) newSession(req *messages.Message) *Session {
 func newReport(req *messages.Message, outcome Outcome, d time.Duration) RequestReport {
 	r := RequestReport{Method: req.Method, Outcome: outcome, Duration: d}
 	if req.Method == messages.MethodCallTool {
-		if p, err := messages.DecodeCallToolParams(req.Params); err == nil {
+		var p messages.CallToolParams
+		if messages.DecodeParams(req.Params, &p) == nil {
 			r.Tool = p.Name
 		}
 	}

@@ -24,8 +24,8 @@ func (a *sessionActor) initialize(req *messages.Message) ([]byte, *messages.Erro
 	if a.state != stateNew {
 		return nil, messages.Errorf(messages.CodeInvalidRequest, "invalid request: the session is already initialized")
 	}
-	p, err := messages.DecodeInitializeParams(req.Params)
-	if err != nil {
+	var p messages.InitializeParams
+	if err := messages.DecodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
 	a.info = &Info{
