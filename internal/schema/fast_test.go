@@ -63,9 +63,18 @@ func FuzzFastObjectAgreesWithLibrary(f *testing.F) {
 	})
 }
 
-func BenchmarkValidateFast(b *testing.B) {
+func BenchmarkValidateFast(b *testing.B) { benchmarkValidate(b, true) }
+
+// BenchmarkValidateLibrary is BenchmarkValidateFast without the fast check:
+// what the check saves on each tools/call of the commonest tool shape.
+func BenchmarkValidateLibrary(b *testing.B) { benchmarkValidate(b, false) }
+
+func benchmarkValidate(b *testing.B, fast bool) {
 	v, err := Compile(json.RawMessage(fastSchemas[0]))
 	require.NoError(b, err)
+	if !fast {
+		v.fast = nil
+	}
 	in := json.RawMessage(`{"text":"hello from the bench client"}`)
 	b.ReportAllocs()
 	for b.Loop() {
