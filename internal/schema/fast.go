@@ -2,7 +2,8 @@ package schema
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"slices"
 	"strconv"
 )
@@ -38,9 +39,9 @@ var annotations = map[string]bool{
 }
 
 // newFastObject returns the fast check for raw, or nil when raw is not of
-// the simple shape.
-func newFastObject(raw json.RawMessage) *fastObject {
-	var top map[string]json.RawMessage
+// the simple shape (or repeats a name, which v2 refuses: the library judges).
+func newFastObject(raw jsontext.Value) *fastObject {
+	var top map[string]jsontext.Value
 	if json.Unmarshal(raw, &top) != nil {
 		return nil
 	}
@@ -52,7 +53,7 @@ func newFastObject(raw json.RawMessage) *fastObject {
 				return nil
 			}
 		case "properties":
-			var props map[string]map[string]json.RawMessage
+			var props map[string]map[string]jsontext.Value
 			if json.Unmarshal(v, &props) != nil {
 				return nil
 			}
@@ -101,7 +102,7 @@ func newFastObject(raw json.RawMessage) *fastObject {
 
 // primitiveOf returns the type a property schema demands, if the schema has
 // only a primitive type and annotations.
-func primitiveOf(p map[string]json.RawMessage) (primitive, bool) {
+func primitiveOf(p map[string]jsontext.Value) (primitive, bool) {
 	t := primitive("")
 	for k, v := range p {
 		switch {
