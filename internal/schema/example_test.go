@@ -1,7 +1,7 @@
 package schema_test
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 
@@ -29,8 +29,8 @@ func ExampleCompile() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(v.Validate(json.RawMessage(`{"name":"Ada","times":2}`)))
-	err = v.Validate(json.RawMessage(`{"times":"twice"}`))
+	fmt.Println(v.Validate(jsontext.Value(`{"name":"Ada","times":2}`)))
+	err = v.Validate(jsontext.Value(`{"times":"twice"}`))
 	fmt.Println(errors.Is(err, schema.ErrInvalid))
 	fmt.Println(err)
 	// Output:
@@ -53,10 +53,10 @@ func ExampleFormFor() {
 	fmt.Println(string(form.Schema()))
 
 	var s signup
-	err = form.Decode(json.RawMessage(`{"email":"ada@example.com","plan":"pro","topics":["mcp"]}`), &s, true)
+	err = form.Decode(jsontext.Value(`{"email":"ada@example.com","plan":"pro","topics":["mcp"]}`), &s, true)
 	fmt.Printf("%v %+v\n", err, s)
 
-	err = form.Decode(json.RawMessage(`{"email":"ada@example.com","plan":"gold","x":1}`), &s, true)
+	err = form.Decode(jsontext.Value(`{"email":"ada@example.com","plan":"gold","x":1}`), &s, true)
 	fmt.Println(err)
 	// Output:
 	// {"type":"object","properties":{"email":{"type":"string","title":"Email","format":"email"},"plan":{"type":"string","enum":["free","pro"],"default":"free"},"topics":{"type":"array","maxItems":2,"items":{"type":"string","enum":["go","mcp"]}}},"required":["email","plan"]}

@@ -2,7 +2,8 @@ package schema
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"fmt"
 	"reflect"
 	"sync"
@@ -22,9 +23,9 @@ type formResult struct {
 type Form struct {
 	typ     reflect.Type
 	fields  []formField
-	schema  json.RawMessage // requestedSchema; handed out as copies
-	lenient *Validator      // the schema as sent
-	strict  *Validator      // the schema plus additionalProperties:false
+	schema  jsontext.Value // requestedSchema; handed out as copies
+	lenient *Validator     // the schema as sent
+	strict  *Validator     // the schema plus additionalProperties:false
 }
 
 // FormFor returns the form of struct type t (or pointer to struct); other
@@ -101,50 +102,51 @@ func newForm(t reflect.Type) (*Form, error) {
 	return f, nil
 }
 
-// formSchema writes {"type":"object","properties":{…},"required":[…]} with
-// the properties in field order; closed adds "additionalProperties":false.
-func formSchema(fields []formField, closed bool) (json.RawMessage, error) {
-	var b bytes.Buffer
-	b.WriteString(`{"type":"object","properties":{`)
-	var required []string
-	for i, f := range fields {
-		if i > 0 {
-			b.WriteByte(',')
+// formDocument is a form's schema document.
+type formDocument struct {
+	Type                 string         `json:"type"`
+	Properties           formProperties `json:"properties"`
+	Required             []string       `json:"required,omitempty"`
+	AdditionalProperties *bool          `json:"additionalProperties,omitzero"`
+}
+
+// formProperties is the "properties" object of a form's schema.
+type formProperties []formField
+
+// MarshalJSONTo writes the properties in field order, which no map keeps.
+func (ps formProperties) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
+	}
+	for i := range ps {
+		if err := enc.WriteToken(jsontext.String(ps[i].name)); err != nil {
+			return err
 		}
-		name, err := json.Marshal(f.name)
-		if err != nil {
-			return nil, err
-		}
-		prop, err := json.Marshal(f.prop)
-		if err != nil {
-			return nil, fmt.Errorf("field %s: %w", f.goName, err)
-		}
-		b.Write(name)
-		b.WriteByte(':')
-		b.Write(prop)
-		if f.required {
-			required = append(required, f.name)
+		if err := json.MarshalEncode(enc, &ps[i].prop); err != nil {
+			return fmt.Errorf("field %s: %w", ps[i].goName, err)
 		}
 	}
-	b.WriteByte('}')
-	if len(required) > 0 {
-		req, err := json.Marshal(required)
-		if err != nil {
-			return nil, err
+	return enc.WriteToken(jsontext.EndObject)
+}
+
+// formSchema returns {"type":"object","properties":{…},"required":[…]} with
+// the properties in field order; closed adds "additionalProperties":false.
+func formSchema(fields []formField, closed bool) (jsontext.Value, error) {
+	doc := formDocument{Type: "object", Properties: fields}
+	for _, f := range fields {
+		if f.required {
+			doc.Required = append(doc.Required, f.name)
 		}
-		b.WriteString(`,"required":`)
-		b.Write(req)
 	}
 	if closed {
-		b.WriteString(`,"additionalProperties":false`)
+		doc.AdditionalProperties = new(false)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return json.Marshal(&doc)
 }
 
 // Schema returns the form's requestedSchema for elicitation/create: no
 // $schema, no additionalProperties, "required" only when some field is. Each
 // call returns a fresh copy.
-func (f *Form) Schema() json.RawMessage {
+func (f *Form) Schema() jsontext.Value {
 	return bytes.Clone(f.schema)
 }

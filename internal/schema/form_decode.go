@@ -2,7 +2,9 @@ package schema
 
 import (
 	"bytes"
-	"encoding/json"
+	jsonv1 "encoding/json" // only for json.Number, the library's decoded number
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"fmt"
 	"math/big"
 	"reflect"
@@ -24,7 +26,7 @@ import (
 //
 // On success *dst is replaced as a whole: fields whose property is absent
 // from content are zero (nil for pointers), whatever they held before.
-func (f *Form) Decode(content json.RawMessage, dst any, strict bool) error {
+func (f *Form) Decode(content jsontext.Value, dst any, strict bool) error {
 	rv := reflect.ValueOf(dst)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Type().Elem() != f.typ {
 		return fmt.Errorf("%w: got %T, want *%v", ErrBadTarget, dst, f.typ)
@@ -91,9 +93,9 @@ func (fl *formField) decodeValue(v reflect.Value, raw any) string {
 	case kindBool:
 		v.SetBool(raw.(bool))
 	case kindInteger:
-		return setInteger(v, raw.(json.Number))
+		return setInteger(v, raw.(jsonv1.Number))
 	case kindNumber:
-		n, err := raw.(json.Number).Float64()
+		n, err := raw.(jsonv1.Number).Float64()
 		if err != nil || v.OverflowFloat(n) {
 			return fmt.Sprintf("%s is out of range", raw)
 		}
@@ -117,7 +119,7 @@ func (fl *formField) decodeValue(v reflect.Value, raw any) string {
 
 // setInteger stores n, which the schema accepted as an integer (so 2.0 and
 // 1e3 too), in an int or uint kind, checking the Go type's range.
-func setInteger(v reflect.Value, n json.Number) string {
+func setInteger(v reflect.Value, n jsonv1.Number) string {
 	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil && v.CanInt() && !v.OverflowInt(i) {
 		v.SetInt(i)
 		return ""

@@ -1,9 +1,11 @@
 package schema
 
 import (
-	"encoding/json"
+	jsonv1 "encoding/json"
+	"encoding/json/jsontext"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -143,7 +145,7 @@ func TestFormDecode(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sentinel := decodeTarget{Name: "before", Legacy: "kept?", Picks: []string{"b"}}
 			dst := sentinel
-			err := f.Decode(json.RawMessage(tt.content), &dst, tt.strict)
+			err := f.Decode(jsontext.Value(tt.content), &dst, tt.strict)
 			if tt.issues != nil {
 				var verr *ValidationError
 				require.ErrorAs(t, err, &verr)
@@ -161,7 +163,7 @@ func TestFormDecode(t *testing.T) {
 func TestFormDecodeTarget(t *testing.T) {
 	f, err := FormForType[decodeTarget]()
 	require.NoError(t, err)
-	content := json.RawMessage(`{"name":"Ada","agree":true}`)
+	content := jsontext.Value(`{"name":"Ada","agree":true}`)
 	var nilPtr *decodeTarget
 	for _, dst := range []any{nil, decodeTarget{}, nilPtr, &contact{}, new(*decodeTarget), new(string)} {
 		t.Run(fmt.Sprintf("%T", dst), func(t *testing.T) {
@@ -190,27 +192,50 @@ func TestFormDecodeCustomUnmarshaler(t *testing.T) {
 	assert.JSONEq(t, `{"type":"object","properties":{"c":{"type":"string"}},"required":["c"]}`, string(f.Schema()))
 
 	var dst form
-	require.NoError(t, f.Decode(json.RawMessage(`{"c":"x"}`), &dst, true))
+	require.NoError(t, f.Decode(jsontext.Value(`{"c":"x"}`), &dst, true))
 	assert.Equal(t, custom("<x>"), dst.C)
 
-	err = f.Decode(json.RawMessage(`{"c":"bad"}`), &dst, true)
+	err = f.Decode(jsontext.Value(`{"c":"bad"}`), &dst, true)
 	var verr *ValidationError
 	require.ErrorAs(t, err, &verr)
 	assert.Equal(t, []Issue{{"/c", "value not accepted"}}, verr.Issues)
 	assert.Equal(t, custom("<x>"), dst.C)
 }
 
+// upper is a string type that decodes itself from the JSON stream.
+type upper string
+
+func (u *upper) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	*u = upper(strings.ToUpper(tok.String()))
+	return nil
+}
+
+func TestFormDecodeUnmarshalerFrom(t *testing.T) {
+	type form struct {
+		U upper `json:"u"`
+	}
+	f, err := FormForType[form]()
+	require.NoError(t, err)
+	var dst form
+	require.NoError(t, f.Decode(jsontext.Value(`{"u":"ada"}`), &dst, true))
+	assert.Equal(t, upper("ADA"), dst.U)
+}
+
 func TestFormDecodeJSONNumber(t *testing.T) {
 	type form struct {
-		N json.Number `json:"n" jsonschema:"maximum=10"`
+		N jsonv1.Number `json:"n" jsonschema:"maximum=10"`
 	}
 	f, err := FormForType[form]()
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"type":"object","properties":{"n":{"type":"number","maximum":10}},"required":["n"]}`, string(f.Schema()))
 	var dst form
-	require.NoError(t, f.Decode(json.RawMessage(`{"n":2.50}`), &dst, true))
-	assert.Equal(t, json.Number("2.50"), dst.N)
-	assert.ErrorIs(t, f.Decode(json.RawMessage(`{"n":"2"}`), &dst, true), ErrInvalid)
+	require.NoError(t, f.Decode(jsontext.Value(`{"n":2.50}`), &dst, true))
+	assert.Equal(t, jsonv1.Number("2.50"), dst.N)
+	assert.ErrorIs(t, f.Decode(jsontext.Value(`{"n":"2"}`), &dst, true), ErrInvalid)
 }
 
 func TestFormDecodeEmbedded(t *testing.T) {
@@ -224,7 +249,7 @@ func TestFormDecodeEmbedded(t *testing.T) {
 	f, err := FormForType[form]()
 	require.NoError(t, err)
 	var dst form
-	require.NoError(t, f.Decode(json.RawMessage(`{"tag":"t","name":"n"}`), &dst, true))
+	require.NoError(t, f.Decode(jsontext.Value(`{"tag":"t","name":"n"}`), &dst, true))
 	assert.Equal(t, form{meta: meta{Tag: "t"}, Name: "n"}, dst)
 }
 
@@ -252,8 +277,8 @@ func TestConcurrentUse(t *testing.T) {
 			report(err)
 			for j := range 40 {
 				var dst local
-				report(f.Decode(json.RawMessage(fmt.Sprintf(`{"a":"x","n":%d}`, (i+j)%10)), &dst, true))
-				if err := f.Decode(json.RawMessage(`{"a":"z"}`), &dst, false); err == nil {
+				report(f.Decode(jsontext.Value(fmt.Sprintf(`{"a":"x","n":%d}`, (i+j)%10)), &dst, true))
+				if err := f.Decode(jsontext.Value(`{"a":"z"}`), &dst, false); err == nil {
 					report(fmt.Errorf("enum violation accepted"))
 				}
 				_ = f.Schema()

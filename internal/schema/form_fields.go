@@ -3,7 +3,9 @@ package schema
 import (
 	"cmp"
 	"encoding"
-	"encoding/json"
+	jsonv1 "encoding/json" // only for json.Number, a field type forms support
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"fmt"
 	"math/big"
 	"reflect"
@@ -32,7 +34,7 @@ type formField struct {
 	index    []int  // reflect index path from the form's struct
 	kind     fieldKind
 	ptr      bool   // the field is *T: allocated on decode
-	custom   bool   // the type unmarshals itself (or is json.Number): decoded through encoding/json
+	custom   bool   // the type unmarshals itself (json.Number does too): decoded through encoding/json/v2
 	layout   string // kindTime: time layout of the format
 	required bool
 	prop     property
@@ -41,19 +43,19 @@ type formField struct {
 // property is the schema of one form field: a PrimitiveSchemaDefinition of
 // the MCP schema, marshaled in this field order.
 type property struct {
-	Type        string      `json:"type"`
-	Title       string      `json:"title,omitempty"`
-	Description string      `json:"description,omitempty"`
-	MinLength   *uint64     `json:"minLength,omitempty"`
-	MaxLength   *uint64     `json:"maxLength,omitempty"`
-	Format      string      `json:"format,omitempty"`
-	Enum        []string    `json:"enum,omitempty"`
-	Minimum     json.Number `json:"minimum,omitempty"`
-	Maximum     json.Number `json:"maximum,omitempty"`
-	MinItems    *uint64     `json:"minItems,omitempty"`
-	MaxItems    *uint64     `json:"maxItems,omitempty"`
-	Items       *enumItems  `json:"items,omitempty"`
-	Default     any         `json:"default,omitempty"`
+	Type        string         `json:"type"`
+	Title       string         `json:"title,omitempty"`
+	Description string         `json:"description,omitempty"`
+	MinLength   *uint64        `json:"minLength,omitzero"`
+	MaxLength   *uint64        `json:"maxLength,omitzero"`
+	Format      string         `json:"format,omitempty"`
+	Enum        []string       `json:"enum,omitempty"`
+	Minimum     jsontext.Value `json:"minimum,omitzero"` // a JSON number as tagged
+	Maximum     jsontext.Value `json:"maximum,omitzero"`
+	MinItems    *uint64        `json:"minItems,omitzero"`
+	MaxItems    *uint64        `json:"maxItems,omitzero"`
+	Items       *enumItems     `json:"items,omitzero"`
+	Default     any            `json:"default,omitzero"` // omitzero: a default of "" is kept
 }
 
 // enumItems is the items schema of a multi-select.
@@ -67,8 +69,9 @@ var formFormats = []string{"email", "uri", "date", "date-time"}
 
 var (
 	timeType            = reflect.TypeFor[time.Time]()
-	jsonNumberType      = reflect.TypeFor[json.Number]()
+	jsonNumberType      = reflect.TypeFor[jsonv1.Number]()
 	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	jsonFromType        = reflect.TypeFor[json.UnmarshalerFrom]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
@@ -179,8 +182,7 @@ func newFormField(f reflect.StructField, jsonTag []string, index []int) (formFie
 	if err != nil {
 		return fail(ErrBadTag, "%v", err)
 	}
-	ff.custom = ft == jsonNumberType ||
-		ft != timeType && (unmarshalsItself(ft) || k == reflect.Slice && unmarshalsItself(ft.Elem()))
+	ff.custom = ft != timeType && (unmarshalsItself(ft) || k == reflect.Slice && unmarshalsItself(ft.Elem()))
 	return ff, nil
 }
 
@@ -192,9 +194,11 @@ func indirect(t reflect.Type) reflect.Type {
 	return t
 }
 
+// unmarshalsItself reports whether encoding/json/v2 hands t's JSON to a
+// method of t.
 func unmarshalsItself(t reflect.Type) bool {
 	p := reflect.PointerTo(t)
-	return p.Implements(jsonUnmarshalerType) || p.Implements(textUnmarshalerType)
+	return p.Implements(jsonFromType) || p.Implements(jsonUnmarshalerType) || p.Implements(textUnmarshalerType)
 }
 
 func (ff *formField) stringProperty(tags fieldTags) error {
@@ -265,14 +269,14 @@ func (ff *formField) numberProperty(tags fieldTags, typ string, unsigned bool) e
 	if p.Maximum, err = numberTag(tags, "maximum", false); err != nil {
 		return err
 	}
-	if unsigned && p.Minimum == "" {
-		p.Minimum = "0"
+	if unsigned && p.Minimum == nil {
+		p.Minimum = jsontext.Value("0")
 	}
 	d, err := numberTag(tags, "default", typ == "integer")
 	if err != nil {
 		return err
 	}
-	if d != "" {
+	if d != nil {
 		p.Default = d
 	}
 	return nil
@@ -328,20 +332,20 @@ func uintTag(tags fieldTags, key string) (*uint64, error) {
 	return &n, nil
 }
 
-// numberTag parses a JSON number keyword such as minimum; "" when absent.
-func numberTag(tags fieldTags, key string, integer bool) (json.Number, error) {
+// numberTag parses a JSON number keyword such as minimum; nil when absent.
+func numberTag(tags fieldTags, key string, integer bool) (jsontext.Value, error) {
 	v, ok := tags.last(key)
 	if !ok {
-		return "", nil
+		return nil, nil
 	}
 	var r big.Rat
-	if _, err := strconv.ParseFloat(v, 64); err != nil || !json.Valid([]byte(v)) {
-		return "", fmt.Errorf("%s=%q is not a number", key, v)
+	if _, err := strconv.ParseFloat(v, 64); err != nil || !jsontext.Value(v).IsValid() {
+		return nil, fmt.Errorf("%s=%q is not a number", key, v)
 	}
 	if _, ok := r.SetString(v); integer && (!ok || !r.IsInt()) {
-		return "", fmt.Errorf("%s=%q is not an integer", key, v)
+		return nil, fmt.Errorf("%s=%q is not an integer", key, v)
 	}
-	return json.Number(v), nil
+	return jsontext.Value(v), nil
 }
 
 // formatTag checks the format keyword against the formats forms allow.

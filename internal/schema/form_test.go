@@ -2,7 +2,8 @@ package schema
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"os"
 	"reflect"
 	"testing"
@@ -100,6 +101,9 @@ func TestFormForShapes(t *testing.T) {
 		{"escaped comma", reflect.TypeFor[struct {
 			A string `json:"a" jsonschema:"description=x\\, y"`
 		}](), `{"type":"object","properties":{"a":{"type":"string","description":"x, y"}},"required":["a"]}`},
+		{"empty default", reflect.TypeFor[struct {
+			A string `json:"a" jsonschema:"default="`
+		}](), `{"type":"object","properties":{"a":{"type":"string","default":""}},"required":["a"]}`},
 		{"jsonschema_description", reflect.TypeFor[struct {
 			A string `json:"a" jsonschema_description:"about a"`
 		}](), `{"type":"object","properties":{"a":{"type":"string","description":"about a"}},"required":["a"]}`},
@@ -218,7 +222,7 @@ func TestFormSchemaConformsToSpec(t *testing.T) {
 	}
 
 	// The check has teeth: a nested object is not a primitive.
-	assert.ErrorIs(t, spec.Validate(json.RawMessage(`{"type":"object","properties":{"a":{"type":"object"}}}`)), ErrInvalid)
+	assert.ErrorIs(t, spec.Validate(jsontext.Value(`{"type":"object","properties":{"a":{"type":"object"}}}`)), ErrInvalid)
 }
 
 func TestFormForCachesAndCopies(t *testing.T) {
@@ -234,26 +238,25 @@ func TestFormForCachesAndCopies(t *testing.T) {
 }
 
 // propertyOrder returns the keys of a schema's "properties" in document order.
-func propertyOrder(schema json.RawMessage) ([]string, error) {
+func propertyOrder(schema jsontext.Value) ([]string, error) {
 	var doc struct {
-		Properties json.RawMessage `json:"properties"`
+		Properties jsontext.Value `json:"properties"`
 	}
 	if err := json.Unmarshal(schema, &doc); err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(doc.Properties))
-	if _, err := dec.Token(); err != nil { // the opening brace
+	dec := jsontext.NewDecoder(bytes.NewReader(doc.Properties))
+	if _, err := dec.ReadToken(); err != nil { // the opening brace
 		return nil, err
 	}
 	var keys []string
-	for dec.More() {
-		tok, err := dec.Token()
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return nil, err
 		}
-		keys = append(keys, tok.(string))
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
+		keys = append(keys, tok.String())
+		if err := dec.SkipValue(); err != nil {
 			return nil, err
 		}
 	}

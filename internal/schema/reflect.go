@@ -2,7 +2,8 @@ package schema
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -16,7 +17,7 @@ import (
 var reflected sync.Map // reflect.Type → reflection
 
 type reflection struct {
-	raw json.RawMessage // never handed out; callers get a copy
+	raw jsontext.Value // never handed out; callers get a copy
 	err error
 }
 
@@ -45,12 +46,12 @@ type reflection struct {
 //     on a field.
 //
 // Results are cached per type; each call returns a fresh copy.
-func For(t reflect.Type) (json.RawMessage, error) {
+func For(t reflect.Type) (jsontext.Value, error) {
 	return forObject(t, "input")
 }
 
 // ForType is For for the type parameter T.
-func ForType[T any]() (json.RawMessage, error) {
+func ForType[T any]() (jsontext.Value, error) {
 	return For(reflect.TypeFor[T]())
 }
 
@@ -62,18 +63,18 @@ func ForType[T any]() (json.RawMessage, error) {
 // has omitempty, and the schema does not allow null there: a server that
 // validates its own structuredContent should tag such fields omitempty (or
 // `jsonschema:"nullable"`) or keep them non-nil.
-func ForOutput(t reflect.Type) (json.RawMessage, error) {
+func ForOutput(t reflect.Type) (jsontext.Value, error) {
 	return forObject(t, "output")
 }
 
 // ForOutputType is ForOutput for the type parameter T.
-func ForOutputType[T any]() (json.RawMessage, error) {
+func ForOutputType[T any]() (jsontext.Value, error) {
 	return ForOutput(reflect.TypeFor[T]())
 }
 
 // forObject serves For and ForOutput from the cache; use only names the
 // schema's purpose in errors.
-func forObject(t reflect.Type, use string) (json.RawMessage, error) {
+func forObject(t reflect.Type, use string) (jsontext.Value, error) {
 	if t == nil {
 		return nil, fmt.Errorf("%s schema of nil type: %w", use, ErrNotObject)
 	}
@@ -93,7 +94,7 @@ func forObject(t reflect.Type, use string) (json.RawMessage, error) {
 }
 
 // reflectObject reflects t, which has no pointer indirection left.
-func reflectObject(t reflect.Type) (raw json.RawMessage, err error) {
+func reflectObject(t reflect.Type) (raw jsontext.Value, err error) {
 	if k := t.Kind(); k != reflect.Struct && k != reflect.Map {
 		return nil, fmt.Errorf("%w (kind %s)", ErrNotObject, k)
 	}

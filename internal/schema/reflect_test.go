@@ -1,7 +1,8 @@
 package schema
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"reflect"
 	"testing"
 	"time"
@@ -91,12 +92,15 @@ func TestForEveryTag(t *testing.T) {
 func TestForRequiredRules(t *testing.T) {
 	got, err := ForType[requiredRules]()
 	require.NoError(t, err)
+	type required struct {
+		Required []string `json:"required"` // v2 matches names case-sensitively
+	}
 	var s struct {
 		Required   []string `json:"required"`
 		Properties map[string]struct {
-			Required             []string                    `json:"required"`
-			Items                struct{ Required []string } `json:"items"`
-			AdditionalProperties struct{ Required []string } `json:"additionalProperties"`
+			Required             []string `json:"required"`
+			Items                required `json:"items"`
+			AdditionalProperties required `json:"additionalProperties"`
 		} `json:"properties"`
 	}
 	require.NoError(t, json.Unmarshal(got, &s))
@@ -151,7 +155,7 @@ func TestForObjectsOnly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, f := range []func(reflect.Type) (json.RawMessage, error){For, ForOutput} {
+			for _, f := range []func(reflect.Type) (jsontext.Value, error){For, ForOutput} {
 				got, err := f(tt.typ)
 				if tt.want == "" {
 					require.ErrorIs(t, err, ErrNotObject)

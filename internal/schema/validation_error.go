@@ -2,7 +2,7 @@ package schema
 
 import (
 	"cmp"
-	"encoding/json"
+	"encoding/json/v2"
 	"fmt"
 	"slices"
 	"strconv"
@@ -191,11 +191,12 @@ func plural(one, many string, names []string) string {
 	return many + strings.Join(quoted, ", ")
 }
 
-// joinJSON renders values as JSON, comma-separated.
+// joinJSON renders values as JSON, comma-separated; objects have their
+// names sorted, so that a message reads the same every time.
 func joinJSON(values []any) string {
 	parts := make([]string, len(values))
 	for i, v := range values {
-		b, err := json.Marshal(v)
+		b, err := json.Marshal(v, json.Deterministic(true))
 		if err != nil {
 			parts[i] = "value"
 			continue

@@ -1,7 +1,7 @@
 package schema
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
 	"errors"
 	"testing"
 
@@ -32,6 +32,10 @@ func TestValidationErrorMessages(t *testing.T) {
 			`validation failed: at "": must be one of "red", "green"`},
 		{"const", `{"const":"x"}`, `"y"`,
 			`validation failed: at "": must be "x"`},
+		{"const not HTML-escaped", `{"const":"a<b"}`, `"y"`,
+			`validation failed: at "": must be "a<b"`},
+		{"enum of objects, names sorted", `{"enum":[{"b":1,"a":[2]}]}`, `1`,
+			`validation failed: at "": must be one of {"a":[2],"b":1}`},
 		{"additional property", `{"additionalProperties":false}`, `{"x":1}`,
 			`validation failed: at "": unexpected property "x"`},
 		{"minLength", `{"minLength":2}`, `"a"`,
@@ -59,9 +63,9 @@ func TestValidationErrorMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := Compile(json.RawMessage(tt.schema))
+			v, err := Compile(jsontext.Value(tt.schema))
 			require.NoError(t, err)
-			err = v.Validate(json.RawMessage(tt.instance))
+			err = v.Validate(jsontext.Value(tt.instance))
 			if tt.want == "" {
 				require.NoError(t, err)
 				return

@@ -2,7 +2,8 @@ package schema
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"fmt"
 
@@ -30,11 +31,11 @@ type Validator struct {
 // an error matching both ErrBadSchema and ErrRemoteRef. Any other compile
 // failure matches ErrBadSchema. "format" is an annotation, as 2020-12
 // specifies: it is not asserted.
-func Compile(raw json.RawMessage) (*Validator, error) {
+func Compile(raw jsontext.Value) (*Validator, error) {
 	return compile(raw, false)
 }
 
-func compile(raw json.RawMessage, assertFormat bool) (*Validator, error) {
+func compile(raw jsontext.Value, assertFormat bool) (*Validator, error) {
 	doc, err := jsv.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSchema, err)
@@ -65,7 +66,7 @@ func compile(raw json.RawMessage, assertFormat bool) (*Validator, error) {
 
 // Validate checks a JSON instance. It returns nil, or a *ValidationError
 // (errors.Is ErrInvalid) when the instance is not JSON or breaks the schema.
-func (v *Validator) Validate(instance json.RawMessage) error {
+func (v *Validator) Validate(instance jsontext.Value) error {
 	if v.fast != nil && v.fast.valid(instance) {
 		return nil
 	}
@@ -78,8 +79,9 @@ func (v *Validator) Validate(instance json.RawMessage) error {
 
 // ValidateValue checks an already decoded instance: the map[string]any,
 // []any, string, float64 or json.Number, bool and nil values that
-// encoding/json produces (with or without UseNumber). Other Go values, such
-// as structs or typed maps, are converted through encoding/json first. It
+// encoding/json produces (v2, or v1 with or without UseNumber). Other Go
+// values, such as structs or typed maps, are marshaled with
+// encoding/json/v2 first, so a nil slice or map is checked as [] or {}. It
 // returns nil, or a *ValidationError (errors.Is ErrInvalid).
 func (v *Validator) ValidateValue(value any) error {
 	err := v.schema.Validate(value)

@@ -2,7 +2,9 @@ package schema
 
 import (
 	"bytes"
-	"encoding/json"
+	jsonv1 "encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"fmt"
 	"sync"
 	"testing"
@@ -29,7 +31,7 @@ const refSchema = `{
 }`
 
 func TestValidateRefSchema(t *testing.T) {
-	v, err := Compile(json.RawMessage(refSchema))
+	v, err := Compile(jsontext.Value(refSchema))
 	require.NoError(t, err)
 
 	tests := []struct {
@@ -53,7 +55,7 @@ func TestValidateRefSchema(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := v.Validate(json.RawMessage(tt.instance))
+			err := v.Validate(jsontext.Value(tt.instance))
 			if tt.issues == nil {
 				require.NoError(t, err)
 				return
@@ -100,10 +102,10 @@ func TestCompileDialects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := Compile(json.RawMessage(tt.schema))
+			v, err := Compile(jsontext.Value(tt.schema))
 			require.NoError(t, err)
-			assert.NoError(t, v.Validate(json.RawMessage(tt.valid)))
-			assert.ErrorIs(t, v.Validate(json.RawMessage(tt.bad)), ErrInvalid)
+			assert.NoError(t, v.Validate(jsontext.Value(tt.valid)))
+			assert.ErrorIs(t, v.Validate(jsontext.Value(tt.bad)), ErrInvalid)
 		})
 	}
 }
@@ -125,7 +127,7 @@ func TestCompileErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := Compile(json.RawMessage(tt.schema))
+			v, err := Compile(jsontext.Value(tt.schema))
 			require.ErrorIs(t, err, ErrBadSchema)
 			assert.Nil(t, v)
 			assert.Equal(t, tt.remote, errorsIs(err, ErrRemoteRef), err.Error())
@@ -134,11 +136,11 @@ func TestCompileErrors(t *testing.T) {
 }
 
 func TestValidateInvalidJSON(t *testing.T) {
-	v, err := Compile(json.RawMessage(`{"type":"object"}`))
+	v, err := Compile(jsontext.Value(`{"type":"object"}`))
 	require.NoError(t, err)
 	for _, instance := range []string{``, `{`, `{"a":1}x`, `nul`} {
 		t.Run(instance, func(t *testing.T) {
-			err := v.Validate(json.RawMessage(instance))
+			err := v.Validate(jsontext.Value(instance))
 			require.ErrorIs(t, err, ErrInvalid)
 			assert.Contains(t, err.Error(), `validation failed: at "": invalid JSON`)
 		})
@@ -146,7 +148,7 @@ func TestValidateInvalidJSON(t *testing.T) {
 }
 
 func TestValidateValue(t *testing.T) {
-	v, err := Compile(json.RawMessage(`{
+	v, err := Compile(jsontext.Value(`{
 		"type":"object",
 		"properties":{"text":{"type":"string"},"n":{"type":"integer"},"tags":{"type":"array","items":{"type":"string"}}},
 		"required":["text"]
@@ -154,7 +156,7 @@ func TestValidateValue(t *testing.T) {
 	require.NoError(t, err)
 
 	useNumber := func(s string) any {
-		d := json.NewDecoder(bytes.NewReader([]byte(s)))
+		d := jsonv1.NewDecoder(bytes.NewReader([]byte(s)))
 		d.UseNumber()
 		var out any
 		require.NoError(t, d.Decode(&out))
@@ -181,6 +183,10 @@ func TestValidateValue(t *testing.T) {
 			Text string `json:"text"`
 		}{"a"}, nil},
 		{"struct missing field", struct{}{}, &Issue{"", `missing property "text"`}},
+		{"nil slice is marshaled as []", struct {
+			Text string   `json:"text"`
+			Tags []string `json:"tags"`
+		}{Text: "a"}, nil},
 		{"nil", nil, &Issue{"", "got null, want object"}},
 		{"unmarshalable", map[string]any{"text": make(chan int)}, &Issue{"", "not a JSON value"}},
 	}
@@ -199,7 +205,7 @@ func TestValidateValue(t *testing.T) {
 }
 
 func TestValidatorConcurrent(t *testing.T) {
-	v, err := Compile(json.RawMessage(refSchema))
+	v, err := Compile(jsontext.Value(refSchema))
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -208,11 +214,11 @@ func TestValidatorConcurrent(t *testing.T) {
 			good := fmt.Sprintf(`{"name":"n%d","address":{"city":"c"}}`, i)
 			bad := fmt.Sprintf(`{"name":%d}`, i)
 			for range 50 {
-				if err := v.Validate(json.RawMessage(good)); err != nil {
+				if err := v.Validate(jsontext.Value(good)); err != nil {
 					errs <- err
 					return
 				}
-				if err := v.Validate(json.RawMessage(bad)); err == nil {
+				if err := v.Validate(jsontext.Value(bad)); err == nil {
 					errs <- fmt.Errorf("bad instance %s passed", bad)
 					return
 				}
@@ -227,9 +233,9 @@ func TestValidatorConcurrent(t *testing.T) {
 }
 
 func BenchmarkValidateSmall(b *testing.B) {
-	v, err := Compile(json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`))
+	v, err := Compile(jsontext.Value(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`))
 	require.NoError(b, err)
-	instance := json.RawMessage(`{"text":"hello, world"}`)
+	instance := jsontext.Value(`{"text":"hello, world"}`)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := v.Validate(instance); err != nil {
