@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/nats-io/nats.go"
 
@@ -73,12 +72,12 @@ func (r *Router) onSession(msg *nats.Msg) {
 		r.respond(msg, m, statusBad, errLeaseLapsed.Error())
 		return
 	}
-	err = r.deliverHere(id, m)
+	err = r.local.Deliver(context.Background(), id, m)
 	switch {
 	case err == nil:
 		r.respond(msg, m, statusOK, "")
 		return
-	case errors.Is(err, errForeign), r.ended(id), r.isUnknown(id):
+	case errors.Is(err, router.ErrOtherPrincipal), r.ended(id), r.isUnknown(id):
 		r.respond(msg, m, statusNotFound, "")
 		return
 	}
@@ -106,7 +105,7 @@ func (r *Router) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMe
 	case owner != r.node.ID():
 		r.respondMoved(msg, owner)
 	default:
-		switch err := r.deliverHere(id, m); {
+		switch err := r.local.Deliver(context.Background(), id, m); {
 		case err == nil:
 			r.respond(msg, m, statusOK, "")
 		case errors.Is(err, router.ErrSessionNotFound):
@@ -115,15 +114,6 @@ func (r *Router) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMe
 			r.respond(msg, m, statusBad, err.Error())
 		}
 	}
-}
-
-// deliverHere checks the sender's principal and hands m to session id,
-// here.
-func (r *Router) deliverHere(id string, m messages.ActorMessage) error {
-	if err := r.checkPrincipal(id, m); err != nil {
-		return err
-	}
-	return r.local.Deliver(context.Background(), id, m)
 }
 
 // respond answers a routed message with a delivery outcome. A client
@@ -160,32 +150,3 @@ func (r *Router) respondMoved(msg *nats.Msg, owner string) {
 	reply.Header.Set(headerOwner, owner)
 	_ = msg.RespondMsg(reply)
 }
-
-// checkPrincipal checks, for the messages a session does not answer on a
-// stream, that the session exists for their sender: a DELETE, a
-// notification or an answer from another principal must read as an
-// unknown session (404), not succeed — the sending node left the check to
-// this one (Check).
-func (r *Router) checkPrincipal(id string, m messages.ActorMessage) error {
-	var principal string
-	switch m := m.(type) {
-	case *messages.DeleteSession:
-		principal = m.Principal
-	case *messages.HandleNotification:
-		principal = m.Principal
-	case *messages.DeliverResponse:
-		principal = m.Principal
-	default:
-		return nil // the session answers others on their stream
-	}
-	meta, err := r.local.Lookup(context.Background(), id)
-	if err == nil && meta.Principal != principal {
-		err = errForeign // here, but not the sender's
-	}
-	return err
-}
-
-// errForeign refuses a message for a session of this node from another
-// principal than the session's: the sender answers as for an unknown
-// session.
-var errForeign = fmt.Errorf("%w: another principal's", router.ErrSessionNotFound)

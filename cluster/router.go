@@ -241,17 +241,15 @@ func (r *Router) Open(ctx context.Context, o router.OpenOptions) (string, error)
 }
 
 // Check implements router.Router. For a session on another node it asks
-// nothing: every message routed there carries the principal, and the
-// owner refuses one of another principal as an unknown session (accept,
-// and the session itself for requests and streams), so the check costs no
-// round trip. A principal known to differ is refused here.
-func (r *Router) Check(ctx context.Context, id, principal string) error {
+// nothing (the owner answers the delivery that follows), so the check
+// costs no round trip.
+func (r *Router) Check(ctx context.Context, id string) error {
 	owner := r.ownerOf(id)
 	if owner == "" {
 		return router.ErrSessionNotFound
 	}
 	if owner == r.node.ID() {
-		err := r.local.Check(ctx, id, principal)
+		err := r.local.Check(ctx, id)
 		if !errors.Is(err, router.ErrSessionNotFound) || r.ended(id) {
 			return err
 		}
@@ -260,11 +258,8 @@ func (r *Router) Check(ctx context.Context, id, principal string) error {
 			return err
 		}
 		if owner == r.node.ID() {
-			return r.local.Check(ctx, id, principal)
+			return r.local.Check(ctx, id)
 		}
-	}
-	if v, ok := r.dir.Load(id); ok && v.(*entry).known && v.(*entry).Principal != principal {
-		return router.ErrSessionNotFound
 	}
 	return nil
 }

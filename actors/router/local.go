@@ -112,11 +112,8 @@ func (l *Local) Restore(id string, o OpenOptions) error {
 }
 
 // Check implements Router.
-func (l *Local) Check(ctx context.Context, id, principal string) error {
-	meta, err := l.Lookup(ctx, id)
-	if err == nil && meta.Principal != principal {
-		err = ErrSessionNotFound
-	}
+func (l *Local) Check(ctx context.Context, id string) error {
+	_, err := l.Lookup(ctx, id)
 	return err
 }
 
@@ -142,10 +139,13 @@ func (l *Local) Deliver(_ context.Context, id string, m messages.ActorMessage) e
 	if e.closed.Load() {
 		return ErrSessionNotFound
 	}
+	if p, ok := principalOf(m); ok && p != e.principal {
+		return ErrOtherPrincipal
+	}
 	// The actor may run m on this goroutine (its mailbox is processed by
 	// whoever posts to an idle one), and may close meanwhile.
 	e.ref.Send(m)
-	if d, ok := m.(*messages.DeleteSession); ok && d.Principal == e.principal {
+	if _, ok := m.(*messages.DeleteSession); ok {
 		e.retired.Store(true) // the session is closing: refuse it from now on
 	}
 	if e.closed.Load() {
@@ -206,6 +206,24 @@ func (l *Local) Each(fn func(*session.Ref) bool) {
 func (l *Local) Len() int { return int(l.count.Load()) }
 
 // streamOf returns the stream that waits on m's answer, if any.
+// principalOf returns the principal of a message from a client: the one
+// place a session's principal is checked (Deliver), on the node it runs on.
+func principalOf(m messages.ActorMessage) (string, bool) {
+	switch m := m.(type) {
+	case *messages.HandleRequest:
+		return m.Principal, true
+	case *messages.HandleNotification:
+		return m.Principal, true
+	case *messages.DeliverResponse:
+		return m.Principal, true
+	case *messages.AttachStream:
+		return m.Principal, true
+	case *messages.DeleteSession:
+		return m.Principal, true
+	}
+	return "", false
+}
+
 func streamOf(m messages.ActorMessage) messages.StreamID {
 	switch m := m.(type) {
 	case *messages.HandleRequest:

@@ -43,8 +43,10 @@ func TestLocalOpenLookupDeliver(t *testing.T) {
 	assert.NotEqual(t, id, other)
 	assert.Equal(t, 2, local(t, srv).Len())
 
-	require.NoError(t, rt.Check(ctx, id, "alice"))
-	require.ErrorIs(t, rt.Check(ctx, id, "mallory"), router.ErrSessionNotFound, "another principal's session reads as unknown")
+	require.NoError(t, rt.Check(ctx, id))
+	require.ErrorIs(t, rt.Deliver(ctx, id, &messages.DeleteSession{Principal: "mallory"}), router.ErrSessionNotFound,
+		"another principal's session reads as unknown")
+	require.NoError(t, rt.Check(ctx, id), "and stays")
 	meta, err := local(t, srv).Lookup(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, router.Meta{Principal: "alice"}, meta, "no protocol version before initialize")
@@ -70,7 +72,7 @@ func TestLocalUnknownSession(t *testing.T) {
 	ctx := t.Context()
 	for _, id := range []string{"", "nope", router.NewSessionID()} {
 		t.Run(fmt.Sprintf("%q", id), func(t *testing.T) {
-			require.ErrorIs(t, rt.Check(ctx, id, ""), router.ErrSessionNotFound)
+			require.ErrorIs(t, rt.Check(ctx, id), router.ErrSessionNotFound)
 
 			q := router.NewQueue(ctx, 4, nil)
 			sid := rt.Streams().Register(id, q)
@@ -97,7 +99,7 @@ func TestLocalMaxSessions(t *testing.T) {
 
 	require.NoError(t, rt.Deliver(ctx, a, &messages.CloseSession{Reason: "test"}))
 	waitClosed(t, srv, a)
-	err = rt.Check(ctx, a, "")
+	err = rt.Check(ctx, a)
 	require.ErrorIs(t, err, router.ErrSessionNotFound)
 
 	_, err = rt.Open(ctx, router.OpenOptions{})
@@ -123,7 +125,7 @@ func TestLocalDrain(t *testing.T) {
 	assert.Equal(t, 1, l.Len(), "a refused session is not counted")
 
 	// The sessions already open go on.
-	require.NoError(t, rt.Check(ctx, id, ""))
+	require.NoError(t, rt.Check(ctx, id))
 	res := response(t, roundTrip(t, rt, id, "", call(1, messages.MethodPing, "")))
 	assert.Nil(t, res.Error)
 }
@@ -147,8 +149,13 @@ func TestLocalDeleteSession(t *testing.T) {
 			require.NoError(t, err)
 			initialize(t, rt, id, "alice")
 
-			require.NoError(t, rt.Deliver(ctx, id, &messages.DeleteSession{Principal: tc.principal}))
-			err = rt.Check(ctx, id, "alice")
+			err = rt.Deliver(ctx, id, &messages.DeleteSession{Principal: tc.principal})
+			if !tc.deleted {
+				require.ErrorIs(t, err, router.ErrSessionNotFound, "another principal's delete reads as an unknown session")
+			} else {
+				require.NoError(t, err)
+			}
+			err = rt.Check(ctx, id)
 			if !tc.deleted {
 				require.NoError(t, err, "someone else's delete does nothing")
 				res := response(t, roundTrip(t, rt, id, "alice", call(2, messages.MethodPing, "")))
@@ -204,7 +211,7 @@ func TestLocalRequestToAClosedSession(t *testing.T) {
 	assert.Equal(t, messages.StreamEvent{Stream: lateID, Session: id, Signal: messages.SignalNotFound}, ev)
 
 	// Once it is gone, the router says so itself.
-	err = rt.Check(ctx, id, "alice")
+	err = rt.Check(ctx, id)
 	require.ErrorIs(t, err, router.ErrSessionNotFound)
 	q := router.NewQueue(ctx, 4, nil)
 	sid := rt.Streams().Register(id, q)

@@ -20,6 +20,7 @@ package router
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -32,13 +33,10 @@ type Router interface {
 	// It fails with ErrDraining while the node shuts down and with
 	// ErrTooManySessions at the node's limit.
 	Open(ctx context.Context, o OpenOptions) (string, error)
-	// Check reports whether principal may use session id: nil, or
-	// ErrSessionNotFound when there is no such session or it is another
-	// principal's (a transport answers both as an unknown session). A
-	// router may leave the check to the delivery that follows: a cluster
-	// does for a session on another node, whose every routed message
-	// carries the principal for the owner to check the same way.
-	Check(ctx context.Context, id, principal string) error
+	// Check reports whether session id exists: nil, or ErrSessionNotFound.
+	// Whose it is, the delivery that follows checks, once, where the
+	// session runs: every message from a client carries its principal.
+	Check(ctx context.Context, id string) error
 	// Deliver hands m to session id, or fails with ErrSessionNotFound (or,
 	// from a router that carries messages between nodes, with
 	// ErrMessageTooLarge). What the session answers goes to the streams m
@@ -80,6 +78,11 @@ type Meta struct {
 // ErrSessionNotFound reports a session that does not exist, or exists no
 // longer. Transports answer it as they answer an unknown session ID (404).
 var ErrSessionNotFound = errors.New("router: session not found")
+
+// ErrOtherPrincipal refuses a message for a session another principal
+// opened. It is an ErrSessionNotFound: the client learns nothing more than
+// of an unknown session.
+var ErrOtherPrincipal = fmt.Errorf("%w: another principal's", ErrSessionNotFound)
 
 // ErrUnavailable wraps the reason a node cannot serve a session, or open
 // one, right now (it lost its storage quorum, or its lease): the client

@@ -115,17 +115,17 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	}
 	switch m := msg.(type) {
 	case *messages.HandleRequest:
-		if !a.accepts(m.Principal) {
+		if a.state == stateClosed {
 			a.streams.signal(m.Stream, messages.SignalNotFound)
 			return
 		}
 		a.handleRequest(m.Msg, m.Stream)
 	case *messages.HandleNotification:
-		if a.accepts(m.Principal) {
+		if a.state != stateClosed {
 			a.handleNotification(m.Msg)
 		}
 	case *messages.DeliverResponse:
-		if a.accepts(m.Principal) {
+		if a.state != stateClosed {
 			a.table.HandleResponse(m.Msg)
 		}
 	case *requestDone:
@@ -144,7 +144,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 			a.streams.closeStream(inf.stream)
 		}
 	case *messages.AttachStream:
-		if !a.accepts(m.Principal) {
+		if a.state == stateClosed {
 			a.streams.signal(m.Stream, messages.SignalNotFound)
 			return
 		}
@@ -152,7 +152,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *messages.DetachStream:
 		a.streams.detach(m.Stream, a.inflight)
 	case *messages.DeleteSession:
-		if a.accepts(m.Principal) {
+		if a.state != stateClosed {
 			a.close(ctx, "deleted by the client")
 		}
 	case *messages.NotifyClient:
@@ -273,13 +273,6 @@ func (a *sessionActor) drain(m *messages.CloseSession) {
 	a.draining = time.AfterFunc(m.Grace, func() {
 		send(&messages.CloseSession{Reason: reason + " (grace period over)", Handover: handover})
 	})
-}
-
-// accepts reports whether a client message from principal is for this
-// session: it is open to its own principal only, and to nobody once
-// closed. Anything else is answered as for a session that does not exist.
-func (a *sessionActor) accepts(principal string) bool {
-	return a.state != stateClosed && principal == a.principal
 }
 
 // routeFor picks the stream for a frame a handler of request route sends

@@ -135,7 +135,7 @@ func (h *HTTPHandler) session(x *exchange) bool {
 		return false
 	}
 	x.session = id
-	if err := h.router.Check(x.r.Context(), id, x.principal); err != nil {
+	if err := h.router.Check(x.r.Context(), id); err != nil {
 		h.routeFailed(x, err)
 		return false
 	}
