@@ -1,0 +1,56 @@
+package mcpactors_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// allowedImports is the table "What each package may import" of
+// docs/design.md: for each package of the module, the packages of the
+// module it may import. A package not listed may import anything but
+// tests/ (cmd/mcp-actors, the tests themselves).
+var allowedImports = map[string][]string{
+	"messages":           {},
+	"actors/dispatcher":  {"messages"},
+	"actors/session":     {"actors/dispatcher", "internal/schema", "messages"},
+	"actors/router":      {"actors/session", "messages"},
+	"actors/transport":   {"actors/router", "messages"},
+	"cluster":            {"actors/router", "actors/session", "internal/loopback", "messages"},
+	"metrics":            {"actors/session", "messages"},
+	"internal/schema":    {},
+	"internal/loopback":  {},
+	"internal/serverbin": {},
+	".": {"actors/dispatcher", "actors/session", "actors/router", "actors/transport", "cluster", "metrics",
+		"internal/schema", "internal/loopback", "messages"},
+}
+
+// TestImportRules keeps the import rules of docs/design.md true.
+func TestImportRules(t *testing.T) {
+	const module = "github.com/mcp-actors/mcp-actors"
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
+	require.NoError(t, err, "go list")
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
+		if pkg == "" {
+			pkg = "."
+		}
+		allowed, listed := allowedImports[pkg]
+		for _, imp := range fields[1:] {
+			dep, ok := strings.CutPrefix(imp, module+"/")
+			if !ok {
+				continue
+			}
+			if strings.HasPrefix(dep, "tests/") || strings.HasPrefix(dep, "cmd/") {
+				t.Errorf("%s imports %s: nothing imports cmd/ or tests/", pkg, dep)
+			}
+			if listed && !slices.Contains(allowed, dep) {
+				t.Errorf("%s imports %s, which docs/design.md does not allow it", pkg, dep)
+			}
+		}
+	}
+}
