@@ -2,7 +2,7 @@ package mcpactors
 
 import "errors"
 
-// ErrServerClosed is returned by NewSession after Close.
+// ErrServerClosed is what opening a session fails with after Close.
 var ErrServerClosed = errors.New("mcpactors: server closed")
 
 // ErrInvalidItem is returned, wrapped with the reason, when a tool, prompt,
