@@ -2,7 +2,8 @@ package session_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"fmt"
 	"testing"
 
@@ -49,7 +50,7 @@ func TestElicit(t *testing.T) {
 
 	answer := func(action messages.ElicitAction, content string) harness.Option {
 		return harness.WithElicitation(func(p *messages.ElicitParams) (*messages.ElicitResult, error) {
-			return &messages.ElicitResult{Action: action, Content: json.RawMessage(content)}, nil
+			return &messages.ElicitResult{Action: action, Content: jsontext.Value(content)}, nil
 		})
 	}
 
@@ -144,7 +145,7 @@ func TestCreateMessage(t *testing.T) {
 		res, err := s.CreateMessage(ctx, &messages.CreateMessageParams{
 			Messages:   []*messages.SamplingMessage{{Role: messages.RoleUser, Content: messages.ContentList{&messages.TextContent{Text: "hi"}}}},
 			MaxTokens:  100,
-			Tools:      []*messages.Tool{{Name: "lookup", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+			Tools:      []*messages.Tool{{Name: "lookup", InputSchema: jsontext.Value(`{"type":"object"}`)}},
 			ToolChoice: &messages.ToolChoice{Mode: "auto"},
 		})
 		if err != nil {

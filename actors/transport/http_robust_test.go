@@ -2,7 +2,8 @@ package transport_test
 
 import (
 	"bufio"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"fmt"
 	"io"
 	"net"
@@ -293,7 +294,7 @@ func TestHTTPStormClient(t *testing.T) {
 			return
 		}
 		var msg struct {
-			ID     json.RawMessage `json:"id"`
+			ID     jsontext.Value `json:"id"`
 			Result *struct {
 				ProtocolVersion string `json:"protocolVersion"`
 			} `json:"result"`
