@@ -3,7 +3,8 @@ package mcpactors
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"errors"
 	"fmt"
 	"reflect"
@@ -16,7 +17,7 @@ import (
 // already passed the tool's input schema.
 type CallToolRequest struct {
 	Name      string
-	Arguments json.RawMessage // `{}` when the client sent none
+	Arguments jsontext.Value // `{}` when the client sent none
 	Meta      messages.Meta
 }
 
@@ -34,7 +35,7 @@ type tool struct {
 }
 
 // emptyObjectSchema is the input schema of a tool that takes no arguments.
-var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+var emptyObjectSchema = jsontext.Value(`{"type":"object","properties":{}}`)
 
 // AddTool adds t, or replaces the tool with the same name, and tells every
 // open session that the tool list changed. t.InputSchema is JSON Schema
@@ -180,7 +181,7 @@ func (s *Server) callTool(ctx context.Context, sess *Session, req *messages.Mess
 	// (SEP-1303), so that the model can correct itself.
 	args := bytes.TrimSpace(p.Arguments)
 	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage(`{}`)
+		args = jsontext.Value(`{}`)
 	}
 	if err := t.input.Validate(args); err != nil {
 		return toolError("invalid arguments: " + err.Error()), nil
@@ -213,7 +214,7 @@ func toolError(text string) *messages.CallToolResult {
 }
 
 // isObjectSchema reports whether raw is a JSON object schema of type object.
-func isObjectSchema(raw json.RawMessage) bool {
+func isObjectSchema(raw jsontext.Value) bool {
 	var s struct {
 		Type any `json:"type"`
 	}
