@@ -1,7 +1,8 @@
 package mcpactors_test
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"strings"
 	"testing"
 
@@ -82,7 +83,7 @@ func (k listKind) page(t *testing.T, c *harness.Client, cursor string) ([]string
 	if cursor != "" {
 		params = map[string]string{"cursor": cursor}
 	}
-	var raw map[string]json.RawMessage
+	var raw map[string]jsontext.Value
 	if err := c.CallResult(t.Context(), k.method, params, &raw); err != nil {
 		return nil, "", err
 	}

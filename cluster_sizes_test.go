@@ -4,7 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"fmt"
 	"io"
 	"net/http"
@@ -46,9 +47,11 @@ func sizeCatalog(srv *mcpactors.Server) {
 			panic(err)
 		}
 	}
-	must(srv.AddTool(&messages.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
+	must(srv.AddTool(&messages.Tool{Name: "echo", InputSchema: jsontext.Value(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
 		func(_ context.Context, _ *mcpactors.Session, req *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-			var args struct{ Text string }
+			var args struct {
+				Text string `json:"text"`
+			}
 			if err := json.Unmarshal(req.Arguments, &args); err != nil {
 				return nil, err
 			}
@@ -57,19 +60,23 @@ func sizeCatalog(srv *mcpactors.Server) {
 	must(srv.AddTool(&messages.Tool{Name: "elicit"},
 		func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
 			res, err := sess.ElicitForm(ctx, &messages.ElicitParams{Message: "a long text, please",
-				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)})
+				RequestedSchema: jsontext.Value(`{"type":"object","properties":{"text":{"type":"string"}}}`)})
 			if err != nil {
 				return nil, err
 			}
-			var content struct{ Text string }
+			var content struct {
+				Text string `json:"text"`
+			}
 			if err := json.Unmarshal(res.Content, &content); err != nil {
 				return nil, err
 			}
 			return textResult(digest(content.Text)), nil
 		}))
-	must(srv.AddTool(&messages.Tool{Name: "put", InputSchema: json.RawMessage(`{"type":"object","properties":{"size":{"type":"integer"}}}`)},
+	must(srv.AddTool(&messages.Tool{Name: "put", InputSchema: jsontext.Value(`{"type":"object","properties":{"size":{"type":"integer"}}}`)},
 		func(ctx context.Context, sess *mcpactors.Session, req *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-			var args struct{ Size int }
+			var args struct {
+				Size int `json:"size"`
+			}
 			if err := json.Unmarshal(req.Arguments, &args); err != nil {
 				return nil, err
 			}
@@ -156,7 +163,9 @@ func TestClusterCarriesAnySize(t *testing.T) {
 		kv, err := js.KeyValue(ctx, "mcpx_sizes_sessions")
 		require.NoError(t, err)
 		var record struct {
-			State struct{ Data map[string][]byte }
+			State struct {
+				Data map[string][]byte `json:"data"`
+			} `json:"state"`
 		}
 		e, err := kv.Get(ctx, sid) // PutData returned: its write is acknowledged
 		require.NoError(t, err)

@@ -2,7 +2,8 @@ package mcpactors_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -49,9 +50,11 @@ func (s *stepper) of(tag string) *stepCall {
 
 // add registers the tool "steps" on srv.
 func (s *stepper) add(srv *mcpactors.Server) {
-	err := srv.AddTool(&messages.Tool{Name: "steps", InputSchema: json.RawMessage(`{"type":"object","properties":{"tag":{"type":"string"}}}`)},
+	err := srv.AddTool(&messages.Tool{Name: "steps", InputSchema: jsontext.Value(`{"type":"object","properties":{"tag":{"type":"string"}}}`)},
 		func(ctx context.Context, sess *mcpactors.Session, req *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-			var args struct{ Tag string }
+			var args struct {
+				Tag string `json:"tag"`
+			}
 			if err := json.Unmarshal(req.Arguments, &args); err != nil {
 				return nil, err
 			}

@@ -2,7 +2,7 @@ package mcpactors_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -111,8 +111,8 @@ func TestComplete(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var raw json.RawMessage
-			err := c.CallResult(t.Context(), messages.MethodComplete, json.RawMessage(tt.params), &raw)
+			var raw jsontext.Value
+			err := c.CallResult(t.Context(), messages.MethodComplete, jsontext.Value(tt.params), &raw)
 			if tt.wantCode == 0 {
 				require.NoError(t, err)
 				assert.JSONEq(t, tt.wantResult, string(raw))
@@ -123,7 +123,7 @@ func TestComplete(t *testing.T) {
 	}
 
 	t.Run("the handler sees the params", func(t *testing.T) {
-		rawResult(t, c, messages.MethodComplete, json.RawMessage(
+		rawResult(t, c, messages.MethodComplete, jsontext.Value(
 			`{"ref":{"type":"ref/prompt","name":"lang"},"argument":{"name":"language","value":"r"},"context":{"arguments":{"level":"expert"}}}`))
 		p := lastParams.Load()
 		require.NotNil(t, p)

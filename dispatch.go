@@ -2,7 +2,7 @@ package mcpactors
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
 
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -33,6 +33,6 @@ func (s *Server) handle(ctx context.Context, sess *Session, req *messages.Messag
 }
 
 // decodeParams decodes request params (absent means {}) into v.
-func decodeParams(raw json.RawMessage, v any) *messages.Error {
+func decodeParams(raw jsontext.Value, v any) *messages.Error {
 	return messages.DecodeParams(raw, v)
 }

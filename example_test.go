@@ -3,7 +3,8 @@ package mcpactors_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"fmt"
 	"io"
 
@@ -95,7 +96,7 @@ func ExampleNewServer() {
 	err := srv.AddTool(&messages.Tool{
 		Name:        "greet",
 		Description: "Greets someone by name",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+		InputSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
 	}, func(_ context.Context, _ *mcpactors.Session, req *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
 		var args struct {
 			Name string `json:"name"`

@@ -2,7 +2,7 @@ package mcpactors_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
 	"errors"
 	"testing"
 
@@ -48,9 +48,9 @@ func callTool(t *testing.T, c *harness.Client, params any) *messages.CallToolRes
 
 // rawResult makes a call and returns its result exactly as the server
 // wrote it; a JSON-RPC error fails the test.
-func rawResult(t *testing.T, c *harness.Client, method string, params any) json.RawMessage {
+func rawResult(t *testing.T, c *harness.Client, method string, params any) jsontext.Value {
 	t.Helper()
-	var raw json.RawMessage
+	var raw jsontext.Value
 	require.NoError(t, c.CallResult(t.Context(), method, params, &raw))
 	return raw
 }

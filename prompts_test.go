@@ -2,7 +2,7 @@ package mcpactors_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
 	"fmt"
 	"maps"
 	"slices"
@@ -88,8 +88,8 @@ func TestGetPrompt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var raw json.RawMessage
-			err := c.CallResult(t.Context(), messages.MethodGetPrompt, json.RawMessage(tt.params), &raw)
+			var raw jsontext.Value
+			err := c.CallResult(t.Context(), messages.MethodGetPrompt, jsontext.Value(tt.params), &raw)
 			if tt.wantCode == 0 {
 				require.NoError(t, err)
 				assert.JSONEq(t, tt.wantResult, string(raw))

@@ -2,7 +2,8 @@ package mcpactors_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"errors"
 	"fmt"
 	"sync"
@@ -101,7 +102,7 @@ func TestReadResource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var raw json.RawMessage
+			var raw jsontext.Value
 			err := c.CallResult(t.Context(), messages.MethodReadResource, map[string]string{"uri": tt.uri}, &raw)
 			if tt.wantCode == 0 {
 				require.NoError(t, err)

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json/jsontext"
-	"encoding/json/v2"
+	json "encoding/json/v2"
 	"errors"
 	"fmt"
 	"reflect"

@@ -3,7 +3,8 @@ package mcpactors_test
 import (
 	"cmp"
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -26,13 +27,13 @@ const routeSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","
 
 // listedTools returns the raw JSON of every tool on the first page of
 // tools/list, by name.
-func listedTools(t *testing.T, c *harness.Client) map[string]map[string]json.RawMessage {
+func listedTools(t *testing.T, c *harness.Client) map[string]map[string]jsontext.Value {
 	t.Helper()
 	var page struct {
-		Tools []map[string]json.RawMessage `json:"tools"`
+		Tools []map[string]jsontext.Value `json:"tools"`
 	}
 	require.NoError(t, json.Unmarshal(rawResult(t, c, messages.MethodListTools, nil), &page))
-	out := map[string]map[string]json.RawMessage{}
+	out := map[string]map[string]jsontext.Value{}
 	for _, tool := range page.Tools {
 		var name string
 		require.NoError(t, json.Unmarshal(tool["name"], &name))
@@ -44,7 +45,7 @@ func listedTools(t *testing.T, c *harness.Client) map[string]map[string]json.Raw
 func TestToolSchemasAreListedAsGiven(t *testing.T) {
 	srv := newServer(nil)
 	require.NoError(t, srv.AddTool(&messages.Tool{Name: "noargs"}, okTool))
-	require.NoError(t, srv.AddTool(&messages.Tool{Name: "route", InputSchema: json.RawMessage(routeSchema)}, okTool))
+	require.NoError(t, srv.AddTool(&messages.Tool{Name: "route", InputSchema: jsontext.Value(routeSchema)}, okTool))
 	h := harness.New(t, srv)
 	tools := listedTools(t, h.Connect())
 
@@ -73,7 +74,7 @@ func TestCallToolValidatesArguments(t *testing.T) {
 		got.Store(req)
 		return textResult(string(req.Arguments)), nil
 	}
-	require.NoError(t, srv.AddTool(&messages.Tool{Name: "route", InputSchema: json.RawMessage(routeSchema)}, echo))
+	require.NoError(t, srv.AddTool(&messages.Tool{Name: "route", InputSchema: jsontext.Value(routeSchema)}, echo))
 	require.NoError(t, srv.AddTool(&messages.Tool{Name: "noargs"}, echo))
 	c := harness.New(t, srv).Connect()
 
@@ -101,7 +102,7 @@ func TestCallToolValidatesArguments(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := calls.Load()
-			res := callTool(t, c, json.RawMessage(tt.params))
+			res := callTool(t, c, jsontext.Value(tt.params))
 			text := firstText(t, res)
 			if tt.reason != "" {
 				assert.True(t, res.IsError)
@@ -161,7 +162,7 @@ func TestCallToolResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(cmp.Or(tt.tool, "empty name"), func(t *testing.T) {
-			var raw json.RawMessage
+			var raw jsontext.Value
 			err := c.CallResult(t.Context(), messages.MethodCallTool, map[string]any{"name": tt.tool}, &raw)
 			if tt.wantCode == 0 {
 				require.NoError(t, err)
@@ -255,9 +256,9 @@ func TestAddTypedTool(t *testing.T) {
 
 	t.Run("output schema from the struct", func(t *testing.T) {
 		var out struct {
-			Type       string                     `json:"type"`
-			Required   []string                   `json:"required"`
-			Properties map[string]json.RawMessage `json:"properties"`
+			Type       string                    `json:"type"`
+			Required   []string                  `json:"required"`
+			Properties map[string]jsontext.Value `json:"properties"`
 		}
 		require.NoError(t, json.Unmarshal(tools["add"]["outputSchema"], &out))
 		assert.Equal(t, "object", out.Type)
@@ -294,9 +295,9 @@ func TestAddTypedTool(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := calls.Load()
-			var raw json.RawMessage
+			var raw jsontext.Value
 			require.NoError(t, c.CallResult(t.Context(), messages.MethodCallTool,
-				map[string]any{"name": tt.tool, "arguments": json.RawMessage(tt.args)}, &raw))
+				map[string]any{"name": tt.tool, "arguments": jsontext.Value(tt.args)}, &raw))
 			if tt.tool == "add" {
 				assert.Equal(t, tt.wantCalled, calls.Load() == before+1, "handler called")
 			}
@@ -324,31 +325,31 @@ func TestAddToolRefusesInvalidDefinitions(t *testing.T) {
 		{"empty name", func(s *mcpactors.Server) error { return s.AddTool(&messages.Tool{}, okTool) }},
 		{"nil handler", func(s *mcpactors.Server) error { return s.AddTool(&messages.Tool{Name: "bad"}, nil) }},
 		{"input schema of another type", func(s *mcpactors.Server) error {
-			return s.AddTool(&messages.Tool{Name: "bad", InputSchema: json.RawMessage(`{"type":"string"}`)}, okTool)
+			return s.AddTool(&messages.Tool{Name: "bad", InputSchema: jsontext.Value(`{"type":"string"}`)}, okTool)
 		}},
 		{"input schema without a type", func(s *mcpactors.Server) error {
-			return s.AddTool(&messages.Tool{Name: "bad", InputSchema: json.RawMessage(`{"properties":{}}`)}, okTool)
+			return s.AddTool(&messages.Tool{Name: "bad", InputSchema: jsontext.Value(`{"properties":{}}`)}, okTool)
 		}},
 		{"input schema not an object", func(s *mcpactors.Server) error {
-			return s.AddTool(&messages.Tool{Name: "bad", InputSchema: json.RawMessage(`["object"]`)}, okTool)
+			return s.AddTool(&messages.Tool{Name: "bad", InputSchema: jsontext.Value(`["object"]`)}, okTool)
 		}},
 		{"input schema not JSON", func(s *mcpactors.Server) error {
-			return s.AddTool(&messages.Tool{Name: "bad", InputSchema: json.RawMessage(`{"type":"object"`)}, okTool)
+			return s.AddTool(&messages.Tool{Name: "bad", InputSchema: jsontext.Value(`{"type":"object"`)}, okTool)
 		}},
 		{"invalid input schema", func(s *mcpactors.Server) error {
-			return s.AddTool(&messages.Tool{Name: "bad", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"nope"}}}`)}, okTool)
+			return s.AddTool(&messages.Tool{Name: "bad", InputSchema: jsontext.Value(`{"type":"object","properties":{"a":{"type":"nope"}}}`)}, okTool)
 		}},
 		{"dangling $ref", func(s *mcpactors.Server) error {
-			return s.AddTool(&messages.Tool{Name: "bad", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`)}, okTool)
+			return s.AddTool(&messages.Tool{Name: "bad", InputSchema: jsontext.Value(`{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`)}, okTool)
 		}},
 		{"remote $ref", func(s *mcpactors.Server) error {
-			return s.AddTool(&messages.Tool{Name: "bad", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"https://example.com/a.json"}}}`)}, okTool)
+			return s.AddTool(&messages.Tool{Name: "bad", InputSchema: jsontext.Value(`{"type":"object","properties":{"a":{"$ref":"https://example.com/a.json"}}}`)}, okTool)
 		}},
 		{"output schema of another type", func(s *mcpactors.Server) error {
-			return s.AddTool(&messages.Tool{Name: "bad", OutputSchema: json.RawMessage(`{"type":"array"}`)}, okTool)
+			return s.AddTool(&messages.Tool{Name: "bad", OutputSchema: jsontext.Value(`{"type":"array"}`)}, okTool)
 		}},
 		{"invalid output schema", func(s *mcpactors.Server) error {
-			return s.AddTool(&messages.Tool{Name: "bad", OutputSchema: json.RawMessage(`{"type":"object","minProperties":-1}`)}, okTool)
+			return s.AddTool(&messages.Tool{Name: "bad", OutputSchema: jsontext.Value(`{"type":"object","minProperties":-1}`)}, okTool)
 		}},
 		{"typed: nil tool", func(s *mcpactors.Server) error { return mcpactors.AddTypedTool(s, nil, typed) }},
 		{"typed: nil handler", func(s *mcpactors.Server) error {

@@ -2,7 +2,7 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
+	json "encoding/json/v2"
 	"errors"
 	"fmt"
 	"time"
@@ -36,7 +36,13 @@ type record struct {
 	Owner     string         `json:"owner"`
 	Epoch     uint64         `json:"epoch"`
 	Principal string         `json:"principal,omitempty"`
-	State     *session.State `json:"state,omitempty"`
+	State     *session.State `json:"state,omitzero"`
+}
+
+// encode returns rec as stored. Map members are sorted, as encoding/json
+// (v1) wrote them, so that a record's bytes depend on its content only.
+func (rec *record) encode() ([]byte, error) {
+	return json.Marshal(rec, json.Deterministic(true))
 }
 
 // entry is what this node knows of a session's record. Entries are
@@ -104,7 +110,7 @@ func (r *Router) storageRetry(ctx context.Context, b *backoff, err error) bool {
 // not exist) and returns the new revision; jetstream.ErrKeyExists when the
 // record changed meanwhile.
 func (r *Router) swapRecord(ctx context.Context, kv jetstream.KeyValue, rec *record, rev uint64) (uint64, error) {
-	b, err := json.Marshal(rec)
+	b, err := rec.encode()
 	if err != nil {
 		return 0, err
 	}

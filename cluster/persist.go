@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -40,7 +39,7 @@ func (r *Router) Persist(id string, st *session.State, done func(error)) {
 		return
 	}
 	rec := &record{V: recordVersion, Session: id, Owner: e.Owner, Epoch: e.Epoch, Principal: e.Principal, State: st}
-	b, err := json.Marshal(rec)
+	b, err := rec.encode()
 	if err != nil {
 		done(fmt.Errorf("cluster: encoding the state of a session: %w", err))
 		return

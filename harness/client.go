@@ -2,7 +2,8 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"errors"
 	"fmt"
 	"sync"
@@ -202,7 +203,7 @@ func (c *Client) SendRequest(id messages.ID, method string, params any) error {
 
 // Notify sends a notification.
 func (c *Client) Notify(method string, params any) {
-	var raw json.RawMessage
+	var raw jsontext.Value
 	if params != nil {
 		raw, _ = messages.Marshal(params)
 	}

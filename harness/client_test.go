@@ -2,7 +2,8 @@ package harness_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"errors"
 	"testing"
 	"time"
@@ -283,7 +284,7 @@ func TestScriptedAnswers(t *testing.T) {
 	t.Run("WithElicitation", func(t *testing.T) {
 		c := h.Connect(harness.WithElicitation(func(p *messages.ElicitParams) (*messages.ElicitResult, error) {
 			assert.Equal(t, "Name?", p.Message)
-			return &messages.ElicitResult{Action: messages.ElicitAccept, Content: json.RawMessage(`{"name":"Ada"}`)}, nil
+			return &messages.ElicitResult{Action: messages.ElicitAccept, Content: jsontext.Value(`{"name":"Ada"}`)}, nil
 		}))
 		m, err := c.Call(ctx, messages.MethodCallTool, callTool("ask_user", nil))
 		require.NoError(t, err)
@@ -325,7 +326,7 @@ func TestScriptedAnswers(t *testing.T) {
 		c := h.Connect(
 			harness.WithCapabilities(messages.ClientCapabilities{Roots: &messages.RootsCapabilities{}}),
 			harness.WithHandler(messages.MethodListRoots, func(context.Context, *messages.Message) (any, error) {
-				return json.RawMessage(`{"roots":[{"uri":"file:///raw"}]}`), nil
+				return jsontext.Value(`{"roots":[{"uri":"file:///raw"}]}`), nil
 			}),
 		)
 		m, err := c.Call(ctx, messages.MethodCallTool, callTool("list_roots", nil))

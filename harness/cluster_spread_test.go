@@ -2,7 +2,8 @@ package harness_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -106,7 +107,7 @@ func TestClusterThousandSessions(t *testing.T) {
 			harness.WithNodes(picker(i)),
 			harness.WithElicitation(func(p *messages.ElicitParams) (*messages.ElicitResult, error) {
 				return &messages.ElicitResult{Action: messages.ElicitAccept,
-					Content: json.RawMessage(fmt.Sprintf(`{"name":"s%d"}`, i))}, nil
+					Content: jsontext.Value(fmt.Sprintf(`{"name":"s%d"}`, i))}, nil
 			}),
 			harness.WithSampling(func(p *messages.CreateMessageParams) (*messages.CreateMessageResult, error) {
 				prompt := ""

@@ -2,7 +2,8 @@ package harness_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"fmt"
 	"testing"
 
@@ -26,15 +27,17 @@ import (
 func newTestServer(tb testing.TB) *mcpactors.Server {
 	srv := mcpactors.NewServer(messages.Implementation{Name: "harness-test", Version: "0.0.0"}, nil)
 	add := func(name string, schema string, h mcpactors.ToolHandler) {
-		var in json.RawMessage
+		var in jsontext.Value
 		if schema != "" {
-			in = json.RawMessage(schema)
+			in = jsontext.Value(schema)
 		}
 		require.NoError(tb, srv.AddTool(&messages.Tool{Name: name, Description: name, InputSchema: in}, h))
 	}
 	add("echo", `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
 		func(_ context.Context, _ *mcpactors.Session, req *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-			var args struct{ Text string }
+			var args struct {
+				Text string `json:"text"`
+			}
 			if err := json.Unmarshal(req.Arguments, &args); err != nil {
 				return nil, err
 			}
@@ -42,7 +45,9 @@ func newTestServer(tb testing.TB) *mcpactors.Server {
 		})
 	add("ask_llm", `{"type":"object","properties":{"prompt":{"type":"string"}},"required":["prompt"]}`,
 		func(ctx context.Context, s *mcpactors.Session, req *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-			var args struct{ Prompt string }
+			var args struct {
+				Prompt string `json:"prompt"`
+			}
 			if err := json.Unmarshal(req.Arguments, &args); err != nil {
 				return nil, err
 			}
@@ -64,7 +69,7 @@ func newTestServer(tb testing.TB) *mcpactors.Server {
 		func(ctx context.Context, s *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
 			res, err := s.ElicitForm(ctx, &messages.ElicitParams{
 				Message:         "Name?",
-				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`),
+				RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"}}}`),
 			})
 			if err != nil {
 				return nil, err

@@ -1,8 +1,9 @@
 package harness
 
 import (
-	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
+	"errors"
 	"maps"
 	"reflect"
 	"strings"
@@ -14,16 +15,29 @@ import (
 // message it is replaced by the bound value. "$$…" is a literal string
 // starting with "$".
 
-// decodeJSON decodes data keeping numbers exact.
+// decodeJSON decodes data into an any, keeping each number as written (a
+// jsontext.Value): 1 and 1.0 differ, and a bound number is sent again with
+// the digits it came with.
 func decodeJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := json.Unmarshal(data, &v, json.WithUnmarshalers(keepNumbers)); err != nil {
 		return nil, err
 	}
 	return v, nil
 }
+
+// keepNumbers decodes a JSON number into an any as its text.
+var keepNumbers = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *any) error {
+	if dec.PeekKind() != '0' {
+		return errors.ErrUnsupported // the default decoding
+	}
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	*v = raw.Clone()
+	return nil
+})
 
 // placeholder returns the name of a placeholder string, if v is one.
 func placeholder(v any) (string, bool) {
@@ -225,9 +239,6 @@ func template(exp, act any) any {
 
 // compact encodes v for a transcript line (keys sorted, no HTML escaping).
 func compact(v any) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return strings.TrimRight(buf.String(), "\n")
+	b, _ := json.Marshal(v, json.Deterministic(true))
+	return string(b)
 }

@@ -1,7 +1,7 @@
 package harness
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,11 +37,11 @@ func TestMatchJSON(t *testing.T) {
 		{name: "$ANY still needs the key", exp: `{"a":"$ANY"}`, act: `{}`, want: false},
 		{name: "$ANY binds nothing", exp: `"$ANY"`, act: `3`, want: true, wantVars: map[string]any{}},
 		{name: "a name binds at first sight", exp: `{"id":"$S"}`, act: `{"id":7}`, want: true,
-			wantVars: map[string]any{"S": json.Number("7")}},
+			wantVars: map[string]any{"S": jsontext.Value("7")}},
 		{name: "a bound name must match again", exp: `{"id":"$S"}`, act: `{"id":8}`,
-			vars: map[string]any{"S": json.Number("7")}, want: false},
+			vars: map[string]any{"S": jsontext.Value("7")}, want: false},
 		{name: "a bound name matches its value", exp: `{"id":"$S"}`, act: `{"id":7}`,
-			vars: map[string]any{"S": json.Number("7")}, want: true},
+			vars: map[string]any{"S": jsontext.Value("7")}, want: true},
 		{name: "a name used twice in one message", exp: `["$X","$X"]`, act: `["a","b"]`, want: false},
 		{name: "a name used twice, same value", exp: `["$X","$X"]`, act: `["a","a"]`, want: true,
 			wantVars: map[string]any{"X": "a"}},
@@ -51,7 +51,7 @@ func TestMatchJSON(t *testing.T) {
 		{name: "a lone $ is literal", exp: `"$"`, act: `"$"`, want: true},
 		{name: "a lone $ needs a $", exp: `"$"`, act: `"x"`, want: false},
 		{name: "placeholders nest", exp: `{"a":[{"b":"$B"}]}`, act: `{"a":[{"b":{"c":1}}]}`, want: true,
-			wantVars: map[string]any{"B": map[string]any{"c": json.Number("1")}}},
+			wantVars: map[string]any{"B": map[string]any{"c": jsontext.Value("1")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +75,7 @@ func TestMatchJSON(t *testing.T) {
 
 func TestSubstitute(t *testing.T) {
 	vars := map[string]any{
-		"S":   json.Number("7"),
+		"S":   jsontext.Value("7"),
 		"Str": "abc",
 		"Obj": map[string]any{"k": true},
 	}
@@ -143,7 +143,7 @@ func TestCompact(t *testing.T) {
 }
 
 func TestSubstituteLine(t *testing.T) {
-	vars := map[string]any{"S": json.Number("7"), "Str": "a\"b", "Obj": map[string]any{"k": true}}
+	vars := map[string]any{"S": jsontext.Value("7"), "Str": "a\"b", "Obj": map[string]any{"k": true}}
 	tests := []struct {
 		name, in, want, missing string
 	}{

@@ -1,7 +1,7 @@
 package harness
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -140,7 +140,7 @@ func TestMatchGroup(t *testing.T) {
 			actual:   []string{`{"id":2,"k":"z"}`, `{"id":1,"k":"x"}`, `{"id":1,"k":"y"}`},
 			wantOK:   true,
 			wantOut:  []string{`{"id":"$A","k":"$K"}`, `{"id":"$A","k":"y"}`, `{"id":"$B","k":"z"}`},
-			wantVars: map[string]any{"A": json.Number("1"), "K": "x", "B": json.Number("2")},
+			wantVars: map[string]any{"A": jsontext.Value("1"), "K": "x", "B": jsontext.Value("2")},
 		},
 		{
 			name:    "a wrong line is rewritten from the message left over",
@@ -155,7 +155,7 @@ func TestMatchGroup(t *testing.T) {
 			actual:   []string{`{"id":5,"method":"new"}`},
 			wantOK:   false,
 			wantOut:  []string{`{"id":"$S","method":"new"}`},
-			wantVars: map[string]any{"S": json.Number("5")},
+			wantVars: map[string]any{"S": jsontext.Value("5")},
 		},
 		{
 			name:    "an expected line that is not JSON",
@@ -177,7 +177,7 @@ func TestMatchGroup(t *testing.T) {
 			actual:   []string{`{"b":2}`},
 			wantOK:   false,
 			wantOut:  []string{`{"b":"$B"}`},
-			wantVars: map[string]any{"B": json.Number("2")},
+			wantVars: map[string]any{"B": jsontext.Value("2")},
 		},
 		{
 			name:    "a message no line stands for goes last",

@@ -2,7 +2,7 @@ package messages
 
 import (
 	"encoding/json/jsontext"
-	"encoding/json/v2"
+	json "encoding/json/v2"
 	"fmt"
 
 	"google.golang.org/protobuf/encoding/protowire"

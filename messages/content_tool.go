@@ -2,7 +2,7 @@ package messages
 
 import (
 	"encoding/json/jsontext"
-	"encoding/json/v2"
+	json "encoding/json/v2"
 )
 
 // ToolUseContent is a sampling content block in which the model asks to

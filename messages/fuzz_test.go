@@ -1,7 +1,7 @@
 package messages_test
 
 import (
-	"encoding/json/v2"
+	json "encoding/json/v2"
 	"strings"
 	"testing"
 

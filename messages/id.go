@@ -3,7 +3,7 @@ package messages
 import (
 	"bytes"
 	"encoding/json/jsontext"
-	"encoding/json/v2"
+	json "encoding/json/v2"
 	"errors"
 	"strconv"
 )

@@ -2,7 +2,7 @@ package messages
 
 import (
 	"encoding/json/jsontext"
-	"encoding/json/v2"
+	json "encoding/json/v2"
 )
 
 // Keys of the _meta object that the protocol itself defines.

@@ -2,7 +2,7 @@ package messages_test
 
 import (
 	"encoding/json/jsontext"
-	"encoding/json/v2"
+	json "encoding/json/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"

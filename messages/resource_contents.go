@@ -3,7 +3,7 @@ package messages
 import (
 	"encoding/base64"
 	"encoding/json/jsontext"
-	"encoding/json/v2"
+	json "encoding/json/v2"
 	"fmt"
 )
 

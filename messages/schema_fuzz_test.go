@@ -3,7 +3,7 @@ package messages_test
 import (
 	"bytes"
 	"encoding/json/jsontext"
-	"encoding/json/v2"
+	json "encoding/json/v2"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"

@@ -2,7 +2,7 @@ package reftools_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,8 +41,8 @@ type toolCall struct {
 			Blob     string `json:"blob"`
 		} `json:"resource"`
 	} `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent"`
-	IsError           bool            `json:"isError"`
+	StructuredContent jsontext.Value `json:"structuredContent"`
+	IsError           bool           `json:"isError"`
 }
 
 // call calls a tool and returns its result, failing on a JSON-RPC error.
@@ -65,7 +65,7 @@ func callText(t *testing.T, c *harness.Client, name string, args any) string {
 
 // callParams builds tools/call params; token, when not nil, becomes the
 // progressToken (a raw JSON string or number).
-func callParams(name string, args any, token json.RawMessage) map[string]any {
+func callParams(name string, args any, token jsontext.Value) map[string]any {
 	p := map[string]any{"name": name}
 	if args != nil {
 		p["arguments"] = args

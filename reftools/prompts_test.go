@@ -2,7 +2,7 @@ package reftools_test
 
 import (
 	"context"
-	"encoding/json"
+	json "encoding/json/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"

@@ -1,7 +1,7 @@
 package reftools
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 
@@ -13,7 +13,7 @@ import (
 var ErrNilServer = errors.New("reftools: nil server")
 
 // noArgs is the input schema of a tool that takes no arguments.
-var noArgs = json.RawMessage(`{"type":"object","properties":{}}`)
+var noArgs = jsontext.Value(`{"type":"object","properties":{}}`)
 
 // refSet is the reference set registered on one server: the state its
 // handlers share.

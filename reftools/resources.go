@@ -1,9 +1,8 @@
 package reftools
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	json "encoding/json/v2"
 	"fmt"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
@@ -63,18 +62,12 @@ func watchedText(n uint64) string {
 // templateData is the content of test://template/{id}/data:
 // {"id":"<id>","templateTest":true,"data":"Data for ID: <id>"}.
 func templateData(id string) (string, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(struct {
+	b, err := json.Marshal(struct {
 		ID           string `json:"id"`
 		TemplateTest bool   `json:"templateTest"`
 		Data         string `json:"data"`
 	}{id, true, "Data for ID: " + id})
-	if err != nil {
-		return "", err
-	}
-	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
+	return string(b), err
 }
 
 // contents is a read result of one item.

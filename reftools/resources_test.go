@@ -2,7 +2,8 @@ package reftools_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -107,6 +108,6 @@ func TestSubscribeResultIsEmptyObject(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, m.Error)
 	assert.Equal(t, `{}`, string(m.Result))
-	var v json.RawMessage
+	var v jsontext.Value
 	require.NoError(t, json.Unmarshal(m.Result, &v))
 }

@@ -3,7 +3,7 @@ package reftools
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/session"
@@ -14,15 +14,15 @@ import (
 const samplingMaxTokens = 100
 
 var (
-	samplingInput = json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send to the LLM"}},"required":["prompt"]}`)
-	elicitInput   = json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"The message to show the user"}},"required":["message"]}`)
+	samplingInput = jsontext.Value(`{"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send to the LLM"}},"required":["prompt"]}`)
+	elicitInput   = jsontext.Value(`{"type":"object","properties":{"message":{"type":"string","description":"The message to show the user"}},"required":["message"]}`)
 
 	// elicitSchema is test_elicitation's form: the conformance suite's
 	// username and email, both required.
-	elicitSchema = json.RawMessage(`{"type":"object","properties":{"username":{"type":"string","description":"User's response"},"email":{"type":"string","description":"User's email address"}},"required":["username","email"]}`)
+	elicitSchema = jsontext.Value(`{"type":"object","properties":{"username":{"type":"string","description":"User's response"},"email":{"type":"string","description":"User's email address"}},"required":["username","email"]}`)
 
 	// sep1034Schema has a default for every primitive type (SEP-1034).
-	sep1034Schema = json.RawMessage(`{"type":"object","properties":{` +
+	sep1034Schema = jsontext.Value(`{"type":"object","properties":{` +
 		`"name":{"type":"string","description":"User name","default":"John Doe"},` +
 		`"age":{"type":"integer","description":"User age","default":30},` +
 		`"score":{"type":"number","description":"User score","default":95.5},` +
@@ -33,7 +33,7 @@ var (
 	// sep1330Schema has the five enum shapes of SEP-1330: untitled and
 	// titled single-select, the deprecated enumNames form, untitled and
 	// titled multi-select.
-	sep1330Schema = json.RawMessage(`{"type":"object","properties":{` +
+	sep1330Schema = jsontext.Value(`{"type":"object","properties":{` +
 		`"untitledSingle":{"type":"string","description":"Select one option","enum":["option1","option2","option3"]},` +
 		`"titledSingle":{"type":"string","description":"Select one option with titles","oneOf":[` +
 		`{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},` +
@@ -124,7 +124,7 @@ func (s *refSet) addClientTools() error {
 // elicit asks the client to fill schema and reports the answer as
 // "<prefix>: action=<action>, content=<content>", the content exactly as the
 // client sent it ({} when it sent none).
-func elicit(ctx context.Context, sess *mcpactors.Session, message string, schema json.RawMessage, prefix string) *messages.CallToolResult {
+func elicit(ctx context.Context, sess *mcpactors.Session, message string, schema jsontext.Value, prefix string) *messages.CallToolResult {
 	res, err := sess.ElicitForm(ctx, &messages.ElicitParams{Message: message, RequestedSchema: schema})
 	if err != nil {
 		return toolError("elicitation failed: %v", err)

@@ -1,7 +1,8 @@
 package reftools_test
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -103,9 +104,9 @@ func TestElicitation(t *testing.T) {
 		answer *messages.ElicitResult
 		want   string
 	}{
-		{"accept", &messages.ElicitResult{Action: messages.ElicitAccept, Content: json.RawMessage(`{"username":"yes","email":"ann@example.com"}`)},
+		{"accept", &messages.ElicitResult{Action: messages.ElicitAccept, Content: jsontext.Value(`{"username":"yes","email":"ann@example.com"}`)},
 			`User response: action=accept, content={"username":"yes","email":"ann@example.com"}`},
-		{"accept verbatim", &messages.ElicitResult{Action: messages.ElicitAccept, Content: json.RawMessage(`{"email":"b@example.com","username":"b","extra":[1,2.50]}`)},
+		{"accept verbatim", &messages.ElicitResult{Action: messages.ElicitAccept, Content: jsontext.Value(`{"email":"b@example.com","username":"b","extra":[1,2.50]}`)},
 			`User response: action=accept, content={"email":"b@example.com","username":"b","extra":[1,2.50]}`},
 		{"decline", &messages.ElicitResult{Action: messages.ElicitDecline}, `User response: action=decline, content={}`},
 		{"cancel", &messages.ElicitResult{Action: messages.ElicitCancel}, `User response: action=cancel, content={}`},
@@ -135,7 +136,7 @@ func TestElicitationWithoutCapability(t *testing.T) {
 
 func TestElicitationSEP1034Defaults(t *testing.T) {
 	content := `{"name":"Jane Smith","age":25,"score":88,"status":"inactive","verified":false}`
-	rec := &elicitRecorder{answer: &messages.ElicitResult{Action: messages.ElicitAccept, Content: json.RawMessage(content)}}
+	rec := &elicitRecorder{answer: &messages.ElicitResult{Action: messages.ElicitAccept, Content: jsontext.Value(content)}}
 	c := newHarness(t).Connect(harness.WithElicitation(rec.handle))
 
 	assert.Equal(t, "Elicitation completed: action=accept, content="+content,
@@ -144,10 +145,10 @@ func TestElicitationSEP1034Defaults(t *testing.T) {
 	var schema struct {
 		Type       string `json:"type"`
 		Properties map[string]struct {
-			Type        string          `json:"type"`
-			Description string          `json:"description"`
-			Default     json.RawMessage `json:"default"`
-			Enum        []string        `json:"enum"`
+			Type        string         `json:"type"`
+			Description string         `json:"description"`
+			Default     jsontext.Value `json:"default"`
+			Enum        []string       `json:"enum"`
 		} `json:"properties"`
 	}
 	require.NoError(t, json.Unmarshal(rec.only(t).RequestedSchema, &schema))
@@ -171,7 +172,7 @@ func TestElicitationSEP1034Defaults(t *testing.T) {
 
 func TestElicitationSEP1330Enums(t *testing.T) {
 	content := `{"untitledSingle":"option1","titledSingle":"value1","legacyEnum":"opt1","untitledMulti":["option1","option2"],"titledMulti":["value1","value2"]}`
-	rec := &elicitRecorder{answer: &messages.ElicitResult{Action: messages.ElicitAccept, Content: json.RawMessage(content)}}
+	rec := &elicitRecorder{answer: &messages.ElicitResult{Action: messages.ElicitAccept, Content: jsontext.Value(content)}}
 	c := newHarness(t).Connect(harness.WithElicitation(rec.handle))
 
 	assert.Equal(t, "Elicitation completed: action=accept, content="+content,
@@ -237,7 +238,7 @@ func TestRoots(t *testing.T) {
 	roots := []*messages.Root{
 		{URI: "file:///home/ann/project", Name: "project"},
 		{URI: "file:///tmp/b"},
-		{URI: "file:///srv/a", Name: "a", Meta: messages.Meta{"k": json.RawMessage(`"v"`)}},
+		{URI: "file:///srv/a", Name: "a", Meta: messages.Meta{"k": jsontext.Value(`"v"`)}},
 	}
 	c := newHarness(t).Connect(harness.WithRoots(func() []*messages.Root { return roots }))
 	want := `{"roots":[{"uri":"file:///home/ann/project","name":"project"},{"uri":"file:///tmp/b"},{"uri":"file:///srv/a","name":"a","_meta":{"k":"v"}}]}`

@@ -1,9 +1,8 @@
 package reftools
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -22,10 +21,10 @@ const (
 // jsonSchema2020Input is json_schema_2020_12_tool's input schema. The suite
 // checks that $schema, $defs and additionalProperties reach tools/list as
 // declared; the runtime keeps a tool's schema byte for byte.
-var jsonSchema2020Input = json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"additionalProperties":false}`)
+var jsonSchema2020Input = jsontext.Value(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"additionalProperties":false}`)
 
 // echoInput is test_echo's input schema.
-var echoInput = json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"The text to return unchanged"}},"required":["text"]}`)
+var echoInput = jsontext.Value(`{"type":"object","properties":{"text":{"type":"string","description":"The text to return unchanged"}},"required":["text"]}`)
 
 // echoArgs are test_echo's arguments.
 type echoArgs struct {
@@ -80,11 +79,11 @@ func (s *refSet) addContentTools() error {
 			}},
 		{&messages.Tool{Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)", InputSchema: jsonSchema2020Input},
 			func(_ context.Context, _ *mcpactors.Session, req *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-				var args bytes.Buffer
-				if err := json.Compact(&args, req.Arguments); err != nil {
+				args := req.Arguments.Clone()
+				if err := args.Compact(); err != nil {
 					return nil, err // cannot happen: the arguments passed the schema
 				}
-				return text("JSON Schema 2020-12 tool called with: " + args.String()), nil
+				return text("JSON Schema 2020-12 tool called with: " + string(args)), nil
 			}},
 	})
 	if err != nil {

@@ -5,7 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"image/png"
 	"testing"
 
@@ -22,9 +23,9 @@ const noArgsSchema = `{"type":"object","properties":{}}`
 const jsonSchema2020 = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"additionalProperties":false}`
 
 type listedTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	InputSchema jsontext.Value `json:"inputSchema"`
 }
 
 func listTools(t *testing.T, c interface {

@@ -2,7 +2,8 @@ package reftools_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"sync"
 	"testing"
 
@@ -78,7 +79,7 @@ func TestTouchWatched(t *testing.T) {
 	subscribed, unsubscribed, bystander := h.Connect(), h.Connect(), h.Connect()
 	watched := map[string]string{"uri": "test://watched-resource"}
 
-	var empty json.RawMessage
+	var empty jsontext.Value
 	require.NoError(t, subscribed.CallResult(ctx, messages.MethodSubscribe, watched, &empty))
 	assert.JSONEq(t, `{}`, string(empty))
 	require.NoError(t, unsubscribed.CallResult(ctx, messages.MethodSubscribe, watched, nil))

@@ -2,7 +2,7 @@ package reftools
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
 	"fmt"
 	"math"
 	"time"
@@ -28,7 +28,7 @@ const (
 
 // slowInput is test_slow's input schema. "steps" is an override the
 // benchmark peers share; clients normally leave it out.
-var slowInput = json.RawMessage(`{"type":"object","properties":{` +
+var slowInput = jsontext.Value(`{"type":"object","properties":{` +
 	`"seconds":{"type":"number","default":5,"description":"How long to run, from 0 to 3600; progress every 100 ms when the request has a progressToken"},` +
 	`"steps":{"type":"integer","description":"Benchmark override: send exactly this many progress notifications, spread evenly over seconds"}` +
 	`}}`)

@@ -2,7 +2,8 @@ package reftools_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"testing"
 	"time"
 
@@ -63,7 +64,7 @@ func TestToolWithProgress(t *testing.T) {
 			c := newHarness(t).Connect()
 			id := messages.StringID("call-" + t.Name())
 			require.NoError(t, c.SendRequest(id, messages.MethodCallTool,
-				callParams("test_tool_with_progress", map[string]any{}, json.RawMessage(token))))
+				callParams("test_tool_with_progress", map[string]any{}, jsontext.Value(token))))
 			resp := responseTo(t, c, id)
 			res := callResult(t, resp)
 			assert.False(t, res.IsError)
@@ -121,7 +122,7 @@ func TestSlow(t *testing.T) {
 			c := newHarness(t).Connect()
 			id := messages.StringID("call-" + t.Name())
 			start := time.Now()
-			require.NoError(t, c.SendRequest(id, messages.MethodCallTool, callParams("test_slow", tt.args, json.RawMessage(`"slow"`))))
+			require.NoError(t, c.SendRequest(id, messages.MethodCallTool, callParams("test_slow", tt.args, jsontext.Value(`"slow"`))))
 			resp := responseTo(t, c, id)
 			assert.GreaterOrEqual(t, time.Since(start), tt.atLeast)
 
@@ -165,7 +166,7 @@ func TestSlowCancelled(t *testing.T) {
 	c := newHarness(t).Connect()
 	id := messages.StringID("slow-cancelled")
 	require.NoError(t, c.SendRequest(id, messages.MethodCallTool,
-		callParams("test_slow", map[string]any{"seconds": 30}, json.RawMessage(`1`))))
+		callParams("test_slow", map[string]any{"seconds": 30}, jsontext.Value(`1`))))
 
 	// Two ticks prove the call is running.
 	var seen int

@@ -3,7 +3,8 @@ package dispatcher_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"errors"
 	"runtime"
 	"strconv"
@@ -80,7 +81,7 @@ type actorConfig struct {
 	// DoneErr is the Client's doneErr.
 	DoneErr error
 	// Answer, when set, makes the actor answer every Begin at once with it.
-	Answer json.RawMessage
+	Answer jsontext.Value
 	// Discard makes the Sender drop frames instead of recording them.
 	Discard bool
 }
@@ -202,7 +203,7 @@ func (a *testActor) respond(msg *messages.Message) bool {
 }
 
 func (a *testActor) respondResult(id messages.ID, result string) bool {
-	return a.respond(&messages.Message{ID: id, Result: json.RawMessage(result)})
+	return a.respond(&messages.Message{ID: id, Result: jsontext.Value(result)})
 }
 
 func (a *testActor) respondError(id messages.ID, e *messages.Error) bool {
@@ -290,7 +291,7 @@ func (a *testActor) assertNoFrames() {
 
 // callResult is what one Call returned, and on which goroutine it ran.
 type callResult struct {
-	Raw json.RawMessage
+	Raw jsontext.Value
 	Err error
 	GID uint64
 }

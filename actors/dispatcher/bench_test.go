@@ -1,7 +1,7 @@
 package dispatcher_test
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
 	"testing"
 
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -11,7 +11,7 @@ import (
 // ID allocated, frame encoded, answered at once by the actor, result handed
 // back to the caller. Allocations on the actor goroutine count too.
 func BenchmarkCallRoundTrip(b *testing.B) {
-	a := newTestActor(b, actorConfig{Answer: json.RawMessage(`{"roots":[]}`), Discard: true})
+	a := newTestActor(b, actorConfig{Answer: jsontext.Value(`{"roots":[]}`), Discard: true})
 	params := &messages.ListRootsParams{}
 	ctx := b.Context()
 	b.ReportAllocs()

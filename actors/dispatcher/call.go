@@ -1,7 +1,7 @@
 package dispatcher
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
 	"errors"
 
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -17,7 +17,7 @@ const progressBuffer = 32
 type Call struct {
 	// Method and Params are the request; Params is already encoded.
 	Method string
-	Params json.RawMessage
+	Params jsontext.Value
 	// Route tells the session which stream carries the request (for example
 	// the inbound request whose handler made the call). Opaque to the table.
 	Route any
@@ -32,7 +32,7 @@ type Call struct {
 }
 
 type result struct {
-	raw json.RawMessage
+	raw jsontext.Value
 	err error
 }
 
@@ -40,7 +40,7 @@ type result struct {
 // Only the actor may call it.
 func (c *Call) ID() messages.ID { return c.id }
 
-func (c *Call) finish(raw json.RawMessage, err error) {
+func (c *Call) finish(raw jsontext.Value, err error) {
 	select {
 	case c.done <- result{raw: raw, err: err}:
 	default: // already finished
@@ -72,9 +72,9 @@ func NewCall(method string, params any, opts ...CallOption) (*Call, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Marshal's output is valid JSON, except a json.RawMessage given
+		// Marshal's output is valid JSON, except a jsontext.Value given
 		// as it is.
-		if _, given := params.(json.RawMessage); given && !json.Valid(raw) {
+		if _, given := params.(jsontext.Value); given && !jsontext.Value(raw).IsValid() {
 			return nil, errInvalidParams
 		}
 		c.Params = raw

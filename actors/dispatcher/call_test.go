@@ -2,7 +2,8 @@ package dispatcher_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -40,7 +41,7 @@ func TestCallHappyPath(t *testing.T) {
 		{
 			name:       "raw params kept as they are",
 			method:     messages.MethodCreateMessage,
-			params:     json.RawMessage(`{"messages":[],"maxTokens":5}`),
+			params:     jsontext.Value(`{"messages":[],"maxTokens":5}`),
 			wantParams: `{"messages":[],"maxTokens":5}`,
 			result:     `{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`,
 		},
@@ -57,7 +58,7 @@ func TestCallHappyPath(t *testing.T) {
 			a := newTestActor(t, actorConfig{})
 			out, f := a.call(t.Context(), tt.method, tt.params)
 
-			var wire map[string]json.RawMessage
+			var wire map[string]jsontext.Value
 			require.NoError(t, json.Unmarshal(f.Raw, &wire))
 			assert.JSONEq(t, `"2.0"`, string(wire["jsonrpc"]))
 			assert.Equal(t, `1`, string(wire["id"]), "the first ID is the integer 1")
@@ -113,7 +114,7 @@ func TestCallHappyPath(t *testing.T) {
 		_, err := a.client.Call(t.Context(), messages.MethodElicit, map[string]any{"ch": make(chan int)})
 		require.Error(t, err)
 		assert.ErrorContains(t, err, `calling "elicitation/create": encoding params`)
-		assert.ErrorContains(t, err, "chan int")
+		assert.ErrorContains(t, err, "chan int", "the error names what cannot be encoded")
 		a.assertNoFrames()
 		assert.Equal(t, tableState{}, a.state())
 	})
@@ -147,7 +148,9 @@ func TestConcurrentCalls(t *testing.T) {
 			seen := map[int64]bool{}
 			for range tt.n {
 				f := a.nextRequest(messages.MethodCreateMessage)
-				var p struct{ Caller int }
+				var p struct {
+					Caller int `json:"caller"`
+				}
 				require.NoError(t, json.Unmarshal(f.Msg.Params, &p))
 				idOf[p.Caller] = f.Msg.ID
 				seen[intID(t, f)] = true
@@ -352,11 +355,11 @@ func TestNewCallParams(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"message":"name?"}`, string(c.Params))
 
-	c, err = dispatcher.NewCall("x/y", json.RawMessage(`{"a": [1, 2]}`))
+	c, err = dispatcher.NewCall("x/y", jsontext.Value(`{"a": [1, 2]}`))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"a":[1,2]}`, string(c.Params))
 
-	_, err = dispatcher.NewCall("x/y", json.RawMessage(`{"a":`))
+	_, err = dispatcher.NewCall("x/y", jsontext.Value(`{"a":`))
 	assert.Error(t, err, "broken raw JSON")
 	_, err = dispatcher.NewCall("x/y", make(chan int))
 	assert.Error(t, err, "a value JSON cannot hold")

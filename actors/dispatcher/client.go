@@ -2,7 +2,7 @@ package dispatcher
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
 	"fmt"
 )
 
@@ -33,7 +33,7 @@ func NewClient(post func(Message), gone context.Context, doneErr error) *Client 
 // with the method name); ErrRemoteCancelled when the client cancelled it; the
 // table's close reason when the session ends; and ctx.Err(), unwrapped, when
 // ctx ends first, in which case the client is sent notifications/cancelled.
-func (cl *Client) Call(ctx context.Context, method string, params any, opts ...CallOption) (json.RawMessage, error) {
+func (cl *Client) Call(ctx context.Context, method string, params any, opts ...CallOption) (jsontext.Value, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (cl *Client) Call(ctx context.Context, method string, params any, opts ...C
 }
 
 // Run posts a prepared call and waits as Call does.
-func (cl *Client) Run(ctx context.Context, c *Call) (json.RawMessage, error) {
+func (cl *Client) Run(ctx context.Context, c *Call) (jsontext.Value, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (cl *Client) Run(ctx context.Context, c *Call) (json.RawMessage, error) {
 
 // cancel ends a call whose caller's context ended, unless the table
 // finished it first.
-func (cl *Client) cancel(ctx context.Context, c *Call) (json.RawMessage, error) {
+func (cl *Client) cancel(ctx context.Context, c *Call) (jsontext.Value, error) {
 	select {
 	case r := <-c.done:
 		return c.outcome(r)
@@ -78,7 +78,7 @@ func (cl *Client) cancel(ctx context.Context, c *Call) (json.RawMessage, error) 
 
 // lost ends a call whose actor is gone, unless the table finished it
 // first.
-func (cl *Client) lost(c *Call) (json.RawMessage, error) {
+func (cl *Client) lost(c *Call) (jsontext.Value, error) {
 	select {
 	case r := <-c.done:
 		return c.outcome(r)
@@ -91,7 +91,7 @@ func (cl *Client) lost(c *Call) (json.RawMessage, error) {
 // progress update before it finishes the call, but select may pick done
 // while updates still wait, so they go to the callback first. The caller is
 // the only receiver and the table sends no more, so the loop cannot block.
-func (c *Call) outcome(r result) (json.RawMessage, error) {
+func (c *Call) outcome(r result) (jsontext.Value, error) {
 	for len(c.progress) > 0 { // nil channel without WithProgress
 		c.onProgress(<-c.progress)
 	}

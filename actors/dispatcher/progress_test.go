@@ -1,7 +1,8 @@
 package dispatcher_test
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,15 +39,15 @@ func TestProgressToken(t *testing.T) {
 		{"struct params", &messages.ElicitParams{Message: "go?"}, `{"message":"go?","_meta":{"progressToken":1}}`},
 		{
 			"merged with existing _meta keys",
-			json.RawMessage(`{"message":"go?","_meta":{"io.example/trace":"abc","n":2}}`),
+			jsontext.Value(`{"message":"go?","_meta":{"io.example/trace":"abc","n":2}}`),
 			`{"message":"go?","_meta":{"io.example/trace":"abc","n":2,"progressToken":1}}`,
 		},
 		{
 			"caller's own token replaced by the table's",
-			json.RawMessage(`{"_meta":{"progressToken":"mine"}}`),
+			jsontext.Value(`{"_meta":{"progressToken":"mine"}}`),
 			`{"_meta":{"progressToken":1}}`,
 		},
-		{"null _meta", json.RawMessage(`{"_meta":null}`), `{"_meta":{"progressToken":1}}`},
+		{"null _meta", jsontext.Value(`{"_meta":null}`), `{"_meta":{"progressToken":1}}`},
 	}
 	for _, tt := range tests {
 		bubble(t, tt.name, func(t *testing.T) {
@@ -70,7 +71,7 @@ func TestProgressToken(t *testing.T) {
 
 	bubble(t, "no token without WithProgress", func(t *testing.T) {
 		a := newTestActor(t, actorConfig{})
-		out, f := a.call(t.Context(), messages.MethodElicit, json.RawMessage(`{"_meta":{"k":1}}`))
+		out, f := a.call(t.Context(), messages.MethodElicit, jsontext.Value(`{"_meta":{"k":1}}`))
 		assert.JSONEq(t, `{"_meta":{"k":1}}`, string(f.Msg.Params))
 		require.True(t, a.respondResult(f.Msg.ID, `{}`))
 		require.NoError(t, await(t, out, "the call to return").Err)

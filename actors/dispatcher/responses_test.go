@@ -1,7 +1,7 @@
 package dispatcher_test
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,13 +85,13 @@ func TestStrayAndDuplicateResponses(t *testing.T) {
 		stray     uint64
 		duplicate uint64
 	}{
-		{"ID beyond the last issued", &messages.Message{ID: messages.IntID(3), Result: json.RawMessage(`{}`)}, 1, 0},
-		{"ID zero", &messages.Message{ID: messages.IntID(0), Result: json.RawMessage(`{}`)}, 1, 0},
-		{"negative ID", &messages.Message{ID: messages.IntID(-1), Result: json.RawMessage(`{}`)}, 1, 0},
-		{"string form of a pending ID", &messages.Message{ID: messages.StringID("2"), Result: json.RawMessage(`{}`)}, 1, 0},
-		{"fractional form of a pending ID", &messages.Message{ID: fractional, Result: json.RawMessage(`{}`)}, 1, 0},
+		{"ID beyond the last issued", &messages.Message{ID: messages.IntID(3), Result: jsontext.Value(`{}`)}, 1, 0},
+		{"ID zero", &messages.Message{ID: messages.IntID(0), Result: jsontext.Value(`{}`)}, 1, 0},
+		{"negative ID", &messages.Message{ID: messages.IntID(-1), Result: jsontext.Value(`{}`)}, 1, 0},
+		{"string form of a pending ID", &messages.Message{ID: messages.StringID("2"), Result: jsontext.Value(`{}`)}, 1, 0},
+		{"fractional form of a pending ID", &messages.Message{ID: fractional, Result: jsontext.Value(`{}`)}, 1, 0},
 		{"error with a null ID", &messages.Message{Error: messages.Errorf(messages.CodeParseError, "parse error")}, 1, 0},
-		{"already answered", &messages.Message{ID: messages.IntID(1), Result: json.RawMessage(`{"again":true}`)}, 0, 1},
+		{"already answered", &messages.Message{ID: messages.IntID(1), Result: jsontext.Value(`{"again":true}`)}, 0, 1},
 		{"error for an answered ID", &messages.Message{ID: messages.IntID(1), Error: messages.ErrInternal}, 0, 1},
 	}
 	for _, tt := range tests {

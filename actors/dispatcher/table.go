@@ -2,7 +2,8 @@ package dispatcher
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"fmt"
 	"strconv"
 
@@ -225,20 +226,22 @@ func (t *Table) Pending() int { return len(t.pending) }
 func (t *Table) Stats() Stats { return t.stats }
 
 // withProgressToken returns params with _meta.progressToken set to token.
-func withProgressToken(params json.RawMessage, token int64) json.RawMessage {
-	var obj map[string]json.RawMessage
+func withProgressToken(params jsontext.Value, token int64) jsontext.Value {
+	var obj map[string]jsontext.Value
 	if len(bytes.TrimSpace(params)) == 0 || json.Unmarshal(params, &obj) != nil || obj == nil {
-		obj = map[string]json.RawMessage{}
+		obj = map[string]jsontext.Value{}
 	}
-	meta := map[string]json.RawMessage{}
+	meta := map[string]jsontext.Value{}
 	if raw, ok := obj["_meta"]; ok {
 		_ = json.Unmarshal(raw, &meta)
 		if meta == nil {
-			meta = map[string]json.RawMessage{}
+			meta = map[string]jsontext.Value{}
 		}
 	}
-	meta["progressToken"] = json.RawMessage(strconv.FormatInt(token, 10))
-	obj["_meta"], _ = json.Marshal(meta)
-	out, _ := json.Marshal(obj)
+	meta["progressToken"] = jsontext.Value(strconv.FormatInt(token, 10))
+	// Members sorted, as encoding/json (v1) wrote them: the same params
+	// give the same bytes.
+	obj["_meta"], _ = json.Marshal(meta, json.Deterministic(true))
+	out, _ := json.Marshal(obj, json.Deterministic(true))
 	return out
 }

@@ -2,7 +2,7 @@ package session_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
 	"runtime"
 	"testing"
 
@@ -40,7 +40,7 @@ func benchServer(b *testing.B) *mcpactors.Server {
 func BenchmarkRequestRoundTrip(b *testing.B) {
 	c := harness.New(b, benchServer(b)).Connect()
 	ctx := context.Background()
-	params := json.RawMessage(`{"name":"echo","arguments":{"text":"hello"}}`)
+	params := jsontext.Value(`{"name":"echo","arguments":{"text":"hello"}}`)
 	b.ReportAllocs()
 	for b.Loop() {
 		m, err := c.Call(ctx, messages.MethodCallTool, params)
@@ -58,7 +58,7 @@ func BenchmarkServerToClientRoundTrip(b *testing.B) {
 		return result, nil
 	}))
 	ctx := context.Background()
-	params := json.RawMessage(`{"name":"sample"}`)
+	params := jsontext.Value(`{"name":"sample"}`)
 	b.ReportAllocs()
 	for b.Loop() {
 		m, err := c.Call(ctx, messages.MethodCallTool, params)
@@ -88,7 +88,7 @@ func BenchmarkIdleSession(b *testing.B) {
 	srv := mcpactors.NewServer(messages.Implementation{Name: "bench", Version: "1"}, nil)
 	defer func() { _ = srv.Close(context.Background()) }()
 	initialize := &messages.Message{ID: messages.IntID(1), Method: messages.MethodInitialize,
-		Params: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"roots":{"listChanged":true}},"clientInfo":{"name":"bench","version":"1"}}`)}
+		Params: jsontext.Value(`{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"roots":{"listChanged":true}},"clientInfo":{"name":"bench","version":"1"}}`)}
 	initialized := &messages.Message{Method: messages.MethodInitialized}
 	answered := nopSink{frames: make(chan struct{}, 1)}
 	rt := srv.Router()

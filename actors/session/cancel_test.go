@@ -2,7 +2,8 @@ package session_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -83,7 +84,7 @@ func TestSlowHandlerBlocksNothing(t *testing.T) {
 			return text(string(action) + ":" + a.Name), nil
 		}))
 	c := harness.New(t, srv).Connect(harness.WithElicitation(func(*messages.ElicitParams) (*messages.ElicitResult, error) {
-		return &messages.ElicitResult{Action: messages.ElicitAccept, Content: json.RawMessage(`{"name":"ada"}`)}, nil
+		return &messages.ElicitResult{Action: messages.ElicitAccept, Content: jsontext.Value(`{"name":"ada"}`)}, nil
 	}))
 
 	slow := messages.StringID("slow")

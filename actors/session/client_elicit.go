@@ -2,7 +2,7 @@ package session
 
 import (
 	"context"
-	"encoding/json"
+	json "encoding/json/v2"
 	"fmt"
 	"maps"
 	"reflect"

@@ -2,7 +2,8 @@ package session_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"fmt"
 	"testing"
 
@@ -51,7 +52,7 @@ func TestElicit(t *testing.T) {
 		return harness.WithElicitation(func(p *messages.ElicitParams) (*messages.ElicitResult, error) {
 			r := &messages.ElicitResult{Action: action}
 			if content != "" {
-				r.Content = json.RawMessage(content)
+				r.Content = jsontext.Value(content)
 			}
 			return r, nil
 		})
@@ -148,7 +149,7 @@ func TestCreateMessage(t *testing.T) {
 		res, err := s.CreateMessage(ctx, &messages.CreateMessageParams{
 			Messages:   []*messages.SamplingMessage{{Role: messages.RoleUser, Content: messages.ContentList{&messages.TextContent{Text: "hi"}}}},
 			MaxTokens:  100,
-			Tools:      []*messages.Tool{{Name: "lookup", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+			Tools:      []*messages.Tool{{Name: "lookup", InputSchema: jsontext.Value(`{"type":"object"}`)}},
 			ToolChoice: &messages.ToolChoice{Mode: "auto"},
 		})
 		if err != nil {

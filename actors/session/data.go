@@ -2,7 +2,7 @@ package session
 
 import (
 	"encoding/base64"
-	"encoding/json"
+	json "encoding/json/v2"
 	"fmt"
 )
 

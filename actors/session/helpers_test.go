@@ -2,7 +2,8 @@ package session_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -49,11 +50,11 @@ func methods(c *harness.Client) []string {
 	return out
 }
 
-func mustJSON(t *testing.T, v any) json.RawMessage {
+func mustJSON(t *testing.T, v any) jsontext.Value {
 	t.Helper()
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
 }
 
-func jsonUnmarshal(raw json.RawMessage, v any) error { return json.Unmarshal(raw, v) }
+func jsonUnmarshal(raw jsontext.Value, v any) error { return json.Unmarshal(raw, v) }

@@ -3,7 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	json "encoding/json/v2"
 	"errors"
 	"log/slog"
 	"runtime/debug"

@@ -1,7 +1,7 @@
 package session
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
 
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -16,7 +16,7 @@ type Info struct {
 
 // emptyResult is the exact `{}` that ping, logging/setLevel and
 // resources/(un)subscribe answer.
-var emptyResult = json.RawMessage(`{}`)
+var emptyResult = jsontext.Value(`{}`)
 
 // initialize answers the initialize request and moves the session to
 // pending.
@@ -63,6 +63,6 @@ func (a *sessionActor) open() {
 }
 
 // decodeParams decodes request params (absent means {}) into v.
-func decodeParams(raw json.RawMessage, v any) *messages.Error {
+func decodeParams(raw jsontext.Value, v any) *messages.Error {
 	return messages.DecodeParams(raw, v)
 }

@@ -2,7 +2,8 @@ package session_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,7 +35,7 @@ func TestLogLevel(t *testing.T) {
 
 	t.Run("messages below the level are dropped", func(t *testing.T) {
 		c := h.Connect()
-		var res json.RawMessage
+		var res jsontext.Value
 		require.NoError(t, c.CallResult(ctx, messages.MethodSetLevel, &messages.SetLevelParams{Level: messages.LevelWarning}, &res))
 		assert.Equal(t, `{}`, string(res))
 		require.Equal(t, "logged", callRun(t, c, nil))
@@ -92,9 +93,9 @@ func TestProgress(t *testing.T) {
 			require.Len(t, notes, 3)
 			for i, n := range notes {
 				var p struct {
-					Token    json.RawMessage `json:"progressToken"`
-					Progress float64         `json:"progress"`
-					Total    float64         `json:"total"`
+					Token    jsontext.Value `json:"progressToken"`
+					Progress float64        `json:"progress"`
+					Total    float64        `json:"total"`
 				}
 				require.NoError(t, json.Unmarshal(n.Params, &p))
 				assert.JSONEq(t, string(mustJSON(t, token)), string(p.Token), "the token is echoed unchanged")
@@ -112,7 +113,7 @@ func TestResourceSubscriptions(t *testing.T) {
 	sub := h.Connect()
 	other := h.Connect()
 
-	var res json.RawMessage
+	var res jsontext.Value
 	require.NoError(t, sub.CallResult(ctx, messages.MethodSubscribe, &messages.SubscribeParams{URI: "test://a"}, &res))
 	assert.Equal(t, `{}`, string(res))
 	err := sub.CallResult(ctx, messages.MethodSubscribe, map[string]string{}, nil)

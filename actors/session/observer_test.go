@@ -2,7 +2,7 @@ package session_test
 
 import (
 	"context"
-	"encoding/json"
+	json "encoding/json/v2"
 	"testing"
 	"time"
 
@@ -35,7 +35,9 @@ func TestRequestOutcomes(t *testing.T) {
 	started := make(chan struct{}, 1)
 	srv := mcpactors.NewServer(messages.Implementation{Name: "outcomes", Version: "1"}, &mcpactors.Options{Observer: obs})
 	require.NoError(t, srv.AddTool(&messages.Tool{Name: "run"}, func(ctx context.Context, s *mcpactors.Session, req *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-		var args struct{ Mode string }
+		var args struct {
+			Mode string `json:"mode"`
+		}
 		_ = json.Unmarshal(req.Arguments, &args)
 		switch args.Mode {
 		case "progress":

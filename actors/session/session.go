@@ -2,7 +2,8 @@ package session
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -139,7 +140,7 @@ func (s *Session) ready(ctx context.Context) error {
 
 // call sends a server-to-client request on this request's stream and waits
 // for the answer; see dispatcher.Client.Call.
-func (s *Session) call(ctx context.Context, method string, params any, opts ...dispatcher.CallOption) (json.RawMessage, error) {
+func (s *Session) call(ctx context.Context, method string, params any, opts ...dispatcher.CallOption) (jsontext.Value, error) {
 	if s.ref.Closed() {
 		return nil, fmt.Errorf("calling %q: %w", method, ErrSessionClosed)
 	}

@@ -4,7 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"io"
 	"strings"
 	"testing"
@@ -64,9 +65,11 @@ func newFixture(t *testing.T) *fixture {
 
 	require.NoError(t, f.srv.AddTool(&messages.Tool{
 		Name:        "echo",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		InputSchema: jsontext.Value(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
 	}, func(_ context.Context, _ *mcpactors.Session, req *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-		var in struct{ Text string }
+		var in struct {
+			Text string `json:"text"`
+		}
 		if err := json.Unmarshal(req.Arguments, &in); err != nil {
 			return nil, err
 		}
@@ -196,7 +199,7 @@ func checkLine(t *testing.T, line []byte) *messages.Message {
 	body, ok := bytes.CutSuffix(line, []byte("\n"))
 	require.True(t, ok, "stdout line without a newline: %q", line)
 	require.Equal(t, bytes.TrimSpace(body), body, "stdout line with surrounding space: %q", line)
-	require.True(t, json.Valid(body), "stdout line is not one JSON value: %q", line)
+	require.True(t, jsontext.Value(body).IsValid(), "stdout line is not one JSON value: %q", line)
 	var envelope struct {
 		JSONRPC string `json:"jsonrpc"`
 	}
@@ -332,7 +335,7 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 }
 
 // firstText returns the text of the first content block of a tool result.
-func firstText(t *testing.T, raw json.RawMessage) (string, bool) {
+func firstText(t *testing.T, raw jsontext.Value) (string, bool) {
 	t.Helper()
 	var res messages.CallToolResult
 	require.NoError(t, json.Unmarshal(raw, &res))

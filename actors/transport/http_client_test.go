@@ -3,7 +3,7 @@ package transport_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	json "encoding/json/v2"
 	"io"
 	"net/http"
 	"strings"

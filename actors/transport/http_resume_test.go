@@ -1,7 +1,7 @@
 package transport_test
 
 import (
-	"encoding/json"
+	json "encoding/json/v2"
 	"net/http"
 	"testing"
 

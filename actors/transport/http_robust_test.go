@@ -2,7 +2,8 @@ package transport_test
 
 import (
 	"bufio"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"fmt"
 	"io"
 	"net"
@@ -129,11 +130,11 @@ const (
 
 // stormReport is what the helper process found.
 type stormReport struct {
-	Opened   int           // connections opened (and kept open)
-	OK       int           // answered 200 with a session
-	Busy     int           // answered 503 with Retry-After
-	Failures []string      // the first few other outcomes
-	Elapsed  time.Duration // until every connection was answered
+	Opened   int      // connections opened (and kept open)
+	OK       int      // answered 200 with a session
+	Busy     int      // answered 503 with Retry-After
+	Failures []string // the first few other outcomes
+	Elapsed  int64    // until every connection was answered, in ns (v2 gives a Duration no JSON form)
 }
 
 // TestHTTPTenThousandConnects opens 10,000 TCP connections to one server,
@@ -227,10 +228,10 @@ storm:
 	assert.Equal(t, stormConns, report.OK+report.Busy, "every connection got a valid answer")
 	assert.Positive(t, report.OK)
 	assert.Positive(t, report.Busy, "MaxSessions refused the rest")
-	assert.Less(t, report.Elapsed, stormBound)
+	assert.Less(t, time.Duration(report.Elapsed), stormBound)
 	assert.Greater(t, echoes, 1, "the echo session was served during the storm")
 	t.Logf("%d connections answered in %v: %d sessions, %d refused with 503; %d echo calls meanwhile, the slowest %v; %d live sessions",
-		stormConns, report.Elapsed.Round(time.Millisecond), report.OK, report.Busy, echoes, slowest.Round(time.Millisecond), f.srv.LiveSessions())
+		stormConns, time.Duration(report.Elapsed).Round(time.Millisecond), report.OK, report.Busy, echoes, slowest.Round(time.Millisecond), f.srv.LiveSessions())
 }
 
 // TestHTTPStormClient is TestHTTPTenThousandConnects' helper process: it
@@ -293,7 +294,7 @@ func TestHTTPStormClient(t *testing.T) {
 			return
 		}
 		var msg struct {
-			ID     json.RawMessage `json:"id"`
+			ID     jsontext.Value `json:"id"`
 			Result *struct {
 				ProtocolVersion string `json:"protocolVersion"`
 			} `json:"result"`
@@ -331,7 +332,7 @@ func TestHTTPStormClient(t *testing.T) {
 	}
 	wg.Wait()
 	mu.Lock()
-	report, err := json.Marshal(stormReport{Opened: len(open), OK: int(ok.Load()), Busy: int(busy.Load()), Failures: failures, Elapsed: time.Since(start)})
+	report, err := json.Marshal(stormReport{Opened: len(open), OK: int(ok.Load()), Busy: int(busy.Load()), Failures: failures, Elapsed: int64(time.Since(start))})
 	mu.Unlock()
 	require.NoError(t, err)
 	fmt.Println(stormResult + string(report))

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	json "encoding/json/v2"
 	"net/http"
 	"runtime"
 	"runtime/debug"
@@ -19,7 +19,7 @@ func debugMem() http.Handler {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
+		_ = json.MarshalWrite(w, map[string]any{
 			"heap_inuse":  ms.HeapInuse,
 			"heap_alloc":  ms.HeapAlloc,
 			"stack_inuse": ms.StackInuse,

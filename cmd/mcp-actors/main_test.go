@@ -3,7 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"fmt"
 	"io"
 	"os"
@@ -116,7 +117,7 @@ func (p *proc) send(msg string) {
 }
 
 // next reads the next stdout line and decodes it as a JSON-RPC message.
-func (p *proc) next() map[string]json.RawMessage {
+func (p *proc) next() map[string]jsontext.Value {
 	p.t.Helper()
 	line := make(chan bool, 1)
 	go func() { line <- p.lines.Scan() }()
@@ -128,7 +129,7 @@ func (p *proc) next() map[string]json.RawMessage {
 	}
 	text := p.lines.Text()
 	p.stdout = append(p.stdout, text)
-	var m map[string]json.RawMessage
+	var m map[string]jsontext.Value
 	require.NoError(p.t, json.Unmarshal([]byte(text), &m), "stdout line %q", text)
 	assert.JSONEq(p.t, `"2.0"`, string(m["jsonrpc"]))
 	return m
@@ -150,7 +151,7 @@ func (p *proc) wait() int {
 		<-drained
 		p.done <- err // for the cleanup
 		for _, l := range p.stdout {
-			assert.True(p.t, json.Valid([]byte(l)) && strings.HasPrefix(l, "{"), "stdout line %q is not a JSON message", l)
+			assert.True(p.t, jsontext.Value([]byte(l)).IsValid() && strings.HasPrefix(l, "{"), "stdout line %q is not a JSON message", l)
 		}
 		if err == nil {
 			return 0
@@ -165,7 +166,7 @@ func (p *proc) wait() int {
 }
 
 // initialize does the handshake and returns the initialize result.
-func (p *proc) initialize() map[string]json.RawMessage {
+func (p *proc) initialize() map[string]jsontext.Value {
 	p.t.Helper()
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cli-test","version":"1.0.0"}}}`)
 	res := p.next()
@@ -173,7 +174,7 @@ func (p *proc) initialize() map[string]json.RawMessage {
 	return res
 }
 
-func toolNames(t *testing.T, resp map[string]json.RawMessage) []string {
+func toolNames(t *testing.T, resp map[string]jsontext.Value) []string {
 	t.Helper()
 	var res struct {
 		Tools []struct {

@@ -9,7 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/json"
+	json "encoding/json/v2"
 	"encoding/pem"
 	"io"
 	"math/big"

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	jsonv1 "encoding/json" // only for json.Number, the library's decoded number
 	"encoding/json/jsontext"
-	"encoding/json/v2"
+	json "encoding/json/v2"
 	"fmt"
 	"math/big"
 	"reflect"

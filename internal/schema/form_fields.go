@@ -5,7 +5,7 @@ import (
 	"encoding"
 	jsonv1 "encoding/json" // only for json.Number, a field type forms support
 	"encoding/json/jsontext"
-	"encoding/json/v2"
+	json "encoding/json/v2"
 	"fmt"
 	"math/big"
 	"reflect"

@@ -3,7 +3,7 @@ package schema
 import (
 	"bytes"
 	"encoding/json/jsontext"
-	"encoding/json/v2"
+	json "encoding/json/v2"
 	"fmt"
 	"reflect"
 	"regexp"

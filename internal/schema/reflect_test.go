@@ -2,7 +2,7 @@ package schema
 
 import (
 	"encoding/json/jsontext"
-	"encoding/json/v2"
+	json "encoding/json/v2"
 	"reflect"
 	"testing"
 	"time"

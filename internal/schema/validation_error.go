@@ -2,7 +2,7 @@ package schema
 
 import (
 	"cmp"
-	"encoding/json/v2"
+	json "encoding/json/v2"
 	"fmt"
 	"slices"
 	"strconv"

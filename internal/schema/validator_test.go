@@ -4,7 +4,7 @@ import (
 	"bytes"
 	jsonv1 "encoding/json"
 	"encoding/json/jsontext"
-	"encoding/json/v2"
+	json "encoding/json/v2"
 	"fmt"
 	"sync"
 	"testing"

@@ -2,7 +2,8 @@ package concurrency_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"errors"
 	"fmt"
 	"strings"
@@ -126,7 +127,7 @@ func TestOutOfOrderAnswers(t *testing.T) {
 				return fmt.Errorf("session %d call %d: %w", i, k, err)
 			}
 			want := fmt.Sprintf(`"text":"s%d-c%d"`, i, k)
-			if r.Msg.Error != nil || !json.Valid(r.Msg.Result) || !strings.Contains(string(r.Msg.Result), want) {
+			if r.Msg.Error != nil || !jsontext.Value(r.Msg.Result).IsValid() || !strings.Contains(string(r.Msg.Result), want) {
 				return fmt.Errorf("session %d call %d: got %s, want %s", i, k, r.Raw, want)
 			}
 		}

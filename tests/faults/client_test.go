@@ -4,7 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"errors"
 	"fmt"
 	"io"
@@ -114,8 +115,8 @@ func (s *session) post(ctx context.Context, i int, body string) (*http.Response,
 // rpcMessage is what the client reads of a JSON-RPC message from the
 // server.
 type rpcMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
+	ID     jsontext.Value `json:"id"`
+	Method string         `json:"method"`
 	Params struct {
 		ProgressToken any `json:"progressToken"`
 	} `json:"params"`

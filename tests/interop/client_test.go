@@ -2,7 +2,8 @@ package interop_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"errors"
 	"strings"
 	"testing"
@@ -124,7 +125,7 @@ func assertRoots(t *testing.T, p *peer, res *mcp.CallToolResult, want string) {
 	answers := c.answers("roots/list")
 	require.Len(t, answers, 1, "the client's roots/list answer is not on the wire")
 	var sent struct {
-		Roots json.RawMessage `json:"roots"`
+		Roots jsontext.Value `json:"roots"`
 	}
 	require.NoError(t, json.Unmarshal(answers[0], &sent))
 	assert.JSONEq(t, want, string(sent.Roots), "the client's roots/list answer")
@@ -201,7 +202,7 @@ func testElicitationSchemas(t *testing.T, start starter) {
 		sent := p.toolCall(tc.tool).during("elicitation/create")
 		require.Len(t, sent, 1, "%s must send one elicitation/create", tc.tool)
 		var wire struct {
-			RequestedSchema json.RawMessage `json:"requestedSchema"`
+			RequestedSchema jsontext.Value `json:"requestedSchema"`
 		}
 		require.NoError(t, json.Unmarshal(sent[0], &wire))
 		var schema map[string]any

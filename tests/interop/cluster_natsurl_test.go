@@ -3,7 +3,7 @@ package interop_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	json "encoding/json/v2"
 	"fmt"
 	"net/http"
 	"os"
@@ -166,7 +166,7 @@ func getJSON(ctx context.Context, hc *http.Client, u string, v any) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
-	return json.NewDecoder(resp.Body).Decode(v)
+	return json.UnmarshalRead(resp.Body, v)
 }
 
 // TestClusterExternalNATS runs three `mcp-actors serve` nodes on an
@@ -357,7 +357,7 @@ func testExternalOwnerLoss(t *testing.T, nodes []*httpServer, urls []string, clu
 
 // jsonEqual compares two decoded JSON values.
 func jsonEqual(a, b any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
+	x, err1 := json.Marshal(a, json.Deterministic(true))
+	y, err2 := json.Marshal(b, json.Deterministic(true))
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }

@@ -1,7 +1,8 @@
 package interop_test
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"io"
 	"net/http"
 	"strings"
@@ -184,10 +185,10 @@ func answers(x exchange, id jsonrpc.ID) bool {
 	}
 	for _, ev := range sseEvents(x.resp.Bytes()) {
 		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
+			ID     jsontext.Value `json:"id"`
+			Method string         `json:"method"`
+			Result jsontext.Value `json:"result"`
+			Error  jsontext.Value `json:"error"`
 		}
 		if json.Unmarshal([]byte(ev.data), &m) != nil || m.Method != "" {
 			continue

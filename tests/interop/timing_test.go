@@ -2,7 +2,8 @@ package interop_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"testing"
 	"time"
 
@@ -26,9 +27,9 @@ func progressClient(t *testing.T) (*mcp.ClientOptions, <-chan *mcp.ProgressNotif
 
 // progressNote is a notifications/progress as it is on the wire.
 type progressNote struct {
-	ProgressToken json.RawMessage `json:"progressToken"`
-	Progress      float64         `json:"progress"`
-	Total         float64         `json:"total"`
+	ProgressToken jsontext.Value `json:"progressToken"`
+	Progress      float64        `json:"progress"`
+	Total         float64        `json:"total"`
 }
 
 // progressDuring returns the progress notifications of the last call of
@@ -176,7 +177,7 @@ func testCancellation(t *testing.T, start starter) {
 			return false
 		}
 		var params struct {
-			RequestID json.RawMessage `json:"requestId"`
+			RequestID jsontext.Value `json:"requestId"`
 		}
 		return json.Unmarshal(r.Params, &params) == nil && string(params.RequestID) == string(id)
 	})

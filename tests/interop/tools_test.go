@@ -3,7 +3,8 @@ package interop_test
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"image/png"
 	"strings"
 	"testing"
@@ -109,8 +110,8 @@ func testToolsList(t *testing.T, start starter) {
 	// byte for byte apart from key order.
 	var listed struct {
 		Tools []struct {
-			Name        string          `json:"name"`
-			InputSchema json.RawMessage `json:"inputSchema"`
+			Name        string         `json:"name"`
+			InputSchema jsontext.Value `json:"inputSchema"`
 		} `json:"tools"`
 	}
 	reply := p.wire.lastReply("tools/list")

@@ -4,7 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"errors"
 	"os"
 	"os/exec"
@@ -33,9 +34,9 @@ var tsChecks = []string{
 
 // tsCheck is one line of ts/client.mjs's output.
 type tsCheck struct {
-	Check  string          `json:"check"`
-	OK     *bool           `json:"ok"`
-	Detail json.RawMessage `json:"detail"`
+	Check  string         `json:"check"`
+	OK     *bool          `json:"ok"`
+	Detail jsontext.Value `json:"detail"`
 }
 
 // TestTypeScriptClient runs ts/client.mjs, the official TypeScript SDK

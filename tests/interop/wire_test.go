@@ -2,7 +2,8 @@ package interop_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"fmt"
 	"strings"
 	"sync"
@@ -147,12 +148,12 @@ func (w *wire) lastCall(name string) (toolCall, bool) {
 // during returns the params of the server's messages named method (requests
 // or notifications) that came after the call's request and before its
 // response on the wire (until now, if it has none).
-func (c toolCall) during(method string) []json.RawMessage {
+func (c toolCall) during(method string) []jsontext.Value {
 	end := len(c.msgs)
 	if c.replyIdx >= 0 {
 		end = c.replyIdx
 	}
-	var out []json.RawMessage
+	var out []jsontext.Value
 	for _, m := range c.msgs[c.reqIdx+1 : end] {
 		if r := m.request(method); r != nil && !m.sent {
 			out = append(out, r.Params)
@@ -163,13 +164,13 @@ func (c toolCall) during(method string) []json.RawMessage {
 
 // answers returns the results the client sent, during the call, in answer
 // to the server's requests named method.
-func (c toolCall) answers(method string) []json.RawMessage {
+func (c toolCall) answers(method string) []jsontext.Value {
 	end := len(c.msgs)
 	if c.replyIdx >= 0 {
 		end = c.replyIdx
 	}
 	var ids []jsonrpc.ID
-	var out []json.RawMessage
+	var out []jsontext.Value
 	for _, m := range c.msgs[c.reqIdx+1 : end] {
 		if r := m.request(method); r != nil && !m.sent && r.IsCall() {
 			ids = append(ids, r.ID)

@@ -5,7 +5,7 @@
 package debugmem
 
 import (
-	"encoding/json"
+	json "encoding/json/v2"
 	"net/http"
 	"runtime"
 	"runtime/debug"
@@ -23,7 +23,7 @@ func Handler() http.Handler {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
+		_ = json.MarshalWrite(w, map[string]any{
 			"heap_inuse":  ms.HeapInuse,
 			"heap_alloc":  ms.HeapAlloc,
 			"stack_inuse": ms.StackInuse,

@@ -5,7 +5,7 @@
 // peers behave the same, and the same as our server's --reference-tools.
 package reftools
 
-import "encoding/json"
+import json "encoding/json/v2"
 
 // Names of the reference tools the benchmark calls.
 const (
@@ -39,7 +39,7 @@ func ElicitationText(action string, content any) string {
 	if content == nil {
 		content = map[string]any{}
 	}
-	b, _ := json.Marshal(content)
+	b, _ := json.Marshal(content, json.Deterministic(true)) // members sorted, as before
 	return "User response: action=" + action + ", content=" + string(b)
 }
 

@@ -17,7 +17,8 @@
 package main
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"flag"
 	"log"
 	"net/http"
@@ -30,8 +31,8 @@ import (
 )
 
 type message struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
+	ID     jsontext.Value `json:"id"`
+	Method string         `json:"method"`
 	Params struct {
 		ProtocolVersion string `json:"protocolVersion"`
 		Name            string `json:"name"`
@@ -43,16 +44,16 @@ type message struct {
 			Steps   int      `json:"steps"`
 		} `json:"arguments"`
 		Meta struct {
-			ProgressToken json.RawMessage `json:"progressToken"`
+			ProgressToken jsontext.Value `json:"progressToken"`
 		} `json:"_meta"`
 	} `json:"params"`
-	Result json.RawMessage `json:"result"`
+	Result jsontext.Value `json:"result"`
 }
 
 var (
 	sessions atomic.Int64
 	calls    atomic.Int64
-	waiting  sync.Map // session ID + request ID -> chan json.RawMessage
+	waiting  sync.Map // session ID + request ID -> chan jsontext.Value
 )
 
 func main() {
@@ -76,7 +77,7 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var m message
-	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+	if err := json.UnmarshalRead(r.Body, &m); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -91,7 +92,7 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		})
 	case m.Method == "" && m.Result != nil: // the client's answer to a round trip
 		if ch, ok := waiting.LoadAndDelete(sid + string(m.ID)); ok {
-			ch.(chan json.RawMessage) <- m.Result
+			ch.(chan jsontext.Value) <- m.Result
 		}
 		w.WriteHeader(http.StatusAccepted)
 	case m.ID == nil:
@@ -101,7 +102,7 @@ func serve(w http.ResponseWriter, r *http.Request) {
 	case m.Method == "tools/call" && m.Params.Name == reftools.Elicitation:
 		roundTrip(w, r, sid, m.ID, "elicitation/create", map[string]any{
 			"message": m.Params.Arguments.Message, "requestedSchema": reftools.ElicitationSchema(),
-		}, func(raw json.RawMessage) any {
+		}, func(raw jsontext.Value) any {
 			var res struct {
 				Action  string         `json:"action"`
 				Content map[string]any `json:"content"`
@@ -113,7 +114,7 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		roundTrip(w, r, sid, m.ID, "sampling/createMessage", map[string]any{
 			"messages":  []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": m.Params.Arguments.Prompt}}},
 			"maxTokens": 100,
-		}, func(raw json.RawMessage) any {
+		}, func(raw jsontext.Value) any {
 			var res struct {
 				Content struct {
 					Text string `json:"text"`
@@ -123,7 +124,7 @@ func serve(w http.ResponseWriter, r *http.Request) {
 			return textResult(reftools.SamplingText(res.Content.Text))
 		})
 	case m.Method == "tools/call" && m.Params.Name == reftools.Roots:
-		roundTrip(w, r, sid, m.ID, "roots/list", map[string]any{}, func(raw json.RawMessage) any {
+		roundTrip(w, r, sid, m.ID, "roots/list", map[string]any{}, func(raw jsontext.Value) any {
 			var res struct {
 				Roots []any `json:"roots"`
 			}
@@ -141,7 +142,7 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		reply(w, m.ID, map[string]any{"tools": []any{}})
 	default:
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID,
+		_ = json.MarshalWrite(w, map[string]any{"jsonrpc": "2.0", "id": m.ID,
 			"error": map[string]any{"code": -32601, "message": "method not found"}})
 	}
 }
@@ -150,20 +151,20 @@ func textResult(text string) map[string]any {
 	return map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
 }
 
-func reply(w http.ResponseWriter, id json.RawMessage, result any) {
+func reply(w http.ResponseWriter, id jsontext.Value, result any) {
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	_ = json.MarshalWrite(w, map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
 }
 
 // roundTrip sends one server-to-client request on the POST's SSE stream, waits
 // for the client's answer (POSTed separately) and ends the stream with the result.
-func roundTrip(w http.ResponseWriter, r *http.Request, sid string, callID json.RawMessage, method string, params any, result func(json.RawMessage) any) {
+func roundTrip(w http.ResponseWriter, r *http.Request, sid string, callID jsontext.Value, method string, params any, result func(jsontext.Value) any) {
 	id := `"f` + strconv.FormatInt(calls.Add(1), 10) + `"`
-	answer := make(chan json.RawMessage, 1)
+	answer := make(chan jsontext.Value, 1)
 	waiting.Store(sid+id, answer)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
-	event(w, map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
+	event(w, map[string]any{"jsonrpc": "2.0", "id": jsontext.Value(id), "method": method, "params": params})
 	w.(http.Flusher).Flush()
 	select {
 	case raw := <-answer:

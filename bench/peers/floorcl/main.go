@@ -25,7 +25,8 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"flag"
 	"fmt"
 	"io"
@@ -48,8 +49,8 @@ import (
 )
 
 type message struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
+	ID     jsontext.Value `json:"id"`
+	Method string         `json:"method"`
 	Params struct {
 		ProtocolVersion string `json:"protocolVersion"`
 		Name            string `json:"name"`
@@ -59,7 +60,7 @@ type message struct {
 			Prompt  string `json:"prompt"`
 		} `json:"arguments"`
 	} `json:"params"`
-	Result json.RawMessage `json:"result"`
+	Result jsontext.Value `json:"result"`
 }
 
 // Kinds of an owner's answer (its first byte).
@@ -77,7 +78,7 @@ type node struct {
 	ns      *server.Server
 	n       atomic.Int64
 	live    sync.Map // session ID -> struct{}: this node's sessions
-	waiting sync.Map // session ID + request ID -> func(json.RawMessage): round trips
+	waiting sync.Map // session ID + request ID -> func(jsontext.Value): round trips
 	streams sync.Map // stream key -> chan []byte: POST streams held here
 }
 
@@ -289,7 +290,7 @@ func (nd *node) handle(sid, holder, key string, body []byte) []byte {
 	switch {
 	case m.Method == "" && m.Result != nil:
 		if fn, ok := nd.waiting.LoadAndDelete(sid + string(m.ID)); ok {
-			fn.(func(json.RawMessage))(m.Result)
+			fn.(func(jsontext.Value))(m.Result)
 		}
 		return []byte{answerAccepted}
 	case m.ID == nil:
@@ -299,7 +300,7 @@ func (nd *node) handle(sid, holder, key string, body []byte) []byte {
 	case m.Method == "tools/call" && m.Params.Name == reftools.Elicitation:
 		return nd.roundTrip(sid, holder, key, m.ID, "elicitation/create", map[string]any{
 			"message": m.Params.Arguments.Message, "requestedSchema": reftools.ElicitationSchema(),
-		}, func(raw json.RawMessage) any {
+		}, func(raw jsontext.Value) any {
 			var res struct {
 				Action  string         `json:"action"`
 				Content map[string]any `json:"content"`
@@ -311,7 +312,7 @@ func (nd *node) handle(sid, holder, key string, body []byte) []byte {
 		return nd.roundTrip(sid, holder, key, m.ID, "sampling/createMessage", map[string]any{
 			"messages":  []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": m.Params.Arguments.Prompt}}},
 			"maxTokens": 100,
-		}, func(raw json.RawMessage) any {
+		}, func(raw jsontext.Value) any {
 			var res struct {
 				Content struct {
 					Text string `json:"text"`
@@ -328,9 +329,9 @@ func (nd *node) handle(sid, holder, key string, body []byte) []byte {
 
 // roundTrip registers the wait for the client's answer and returns the
 // request's event; the answer's result goes to stream key on holder.
-func (nd *node) roundTrip(sid, holder, key string, callID json.RawMessage, method string, params any, result func(json.RawMessage) any) []byte {
+func (nd *node) roundTrip(sid, holder, key string, callID jsontext.Value, method string, params any, result func(jsontext.Value) any) []byte {
 	id := `"f` + strconv.FormatInt(nd.n.Add(1), 10) + `"`
-	nd.waiting.Store(sid+id, func(raw json.RawMessage) {
+	nd.waiting.Store(sid+id, func(raw jsontext.Value) {
 		ev := event(response(callID, result(raw)))
 		if holder == nd.id {
 			nd.deliver(key, ev)
@@ -338,7 +339,7 @@ func (nd *node) roundTrip(sid, holder, key string, callID json.RawMessage, metho
 		}
 		_ = nd.nc.Publish("floorcl."+holder+".stream", append([]byte(key+"\n"), ev...))
 	})
-	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": jsontext.Value(id), "method": method, "params": params})
 	return append([]byte{answerEvent}, event(req)...)
 }
 
@@ -346,12 +347,12 @@ func textResult(text string) map[string]any {
 	return map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
 }
 
-func response(id json.RawMessage, result any) []byte {
+func response(id jsontext.Value, result any) []byte {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
 	return append(b, '\n')
 }
 
-func errorResponse(id json.RawMessage, code int, msg string) []byte {
+func errorResponse(id jsontext.Value, code int, msg string) []byte {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
 	return append(b, '\n')
 }
