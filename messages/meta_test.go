@@ -133,3 +133,29 @@ func TestElicitEffectiveMode(t *testing.T) {
 	assert.Equal(t, messages.ElicitModeForm, (&messages.ElicitParams{}).EffectiveMode())
 	assert.Equal(t, messages.ElicitModeURL, (&messages.ElicitParams{Mode: messages.ElicitModeURL}).EffectiveMode())
 }
+
+// TestDecodeErrorText checks that what a peer is told of a bad value names
+// the member and never a Go type.
+func TestDecodeErrorText(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"name":7}`:                                   "invalid params: field name must not be a JSON number",
+		`[1]`:                                          "invalid params: params must be an object, not a JSON array",
+		`{"name":"x"`:                                  "invalid params: malformed JSON",
+		`{"name":"x","task":{"ttl":"soon"}}`:           "invalid params: field task.ttl must not be a JSON string",
+		`{"name":"x","_meta":{"progressToken":[1,2]}}`: "",
+	} {
+		var p messages.CallToolParams
+		err := messages.DecodeParams(jsontext.Value(raw), &p)
+		if want == "" {
+			assert.Nil(t, err, raw)
+			continue
+		}
+		require.NotNil(t, err, raw)
+		assert.Equal(t, want, err.Message, raw)
+		assert.NotContains(t, err.Message, "Go ", raw)
+	}
+	var r messages.CreateMessageResult
+	err := messages.DecodeParams(jsontext.Value(`{"role":"assistant","model":"m","content":{"type":"video"}}`), &r)
+	require.NotNil(t, err)
+	assert.NotContains(t, err.Message, "Go ")
+}

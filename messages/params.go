@@ -32,6 +32,8 @@ func DecodeErrorText(err error) string {
 	field := strings.ReplaceAll(strings.TrimPrefix(string(se.JSONPointer), "/"), "/", ".")
 	kind := jsonKind(se.JSONKind)
 	switch {
+	case errors.Is(err, ErrUnknownContentType) && field != "":
+		return "field " + field + " has an unknown content type"
 	case field == "" && kind != "":
 		return "params must be an object, not " + kind
 	case field == "":

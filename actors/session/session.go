@@ -154,14 +154,10 @@ func (s *Session) callInto(ctx context.Context, method string, params, out any) 
 	if err != nil {
 		return err
 	}
-	var derr error
-	if u, ok := out.(json.Unmarshaler); ok {
-		derr = u.UnmarshalJSON(raw) // the result types validate what they read
-	} else {
-		derr = json.Unmarshal(raw, out)
-	}
-	if derr != nil {
-		return fmt.Errorf("calling %q: decoding the client's result: %w", method, derr)
+	if err := json.Unmarshal(raw, out); err != nil {
+		// The client's fault, told without Go type names: a handler may
+		// show it.
+		return fmt.Errorf("calling %q: the client's result: %s", method, messages.DecodeErrorText(err))
 	}
 	return nil
 }
