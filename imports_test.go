@@ -15,8 +15,8 @@ import (
 // tests/ (cmd/mcp-actors, the tests themselves).
 var allowedImports = map[string][]string{
 	"messages":           {},
-	"actors/dispatcher":  {"messages"},
-	"actors/session":     {"actors/dispatcher", "internal/schema", "messages"},
+	"actors/outbound":    {"messages"},
+	"actors/session":     {"actors/outbound", "internal/schema", "messages"},
 	"actors/router":      {"actors/session", "messages"},
 	"actors/transport":   {"actors/router", "messages"},
 	"cluster":            {"actors/router", "actors/session", "internal/loopback", "messages"},
@@ -24,7 +24,7 @@ var allowedImports = map[string][]string{
 	"internal/schema":    {},
 	"internal/loopback":  {},
 	"internal/serverbin": {},
-	".": {"actors/dispatcher", "actors/session", "actors/router", "actors/transport", "cluster", "metrics",
+	".": {"actors/outbound", "actors/session", "actors/router", "actors/transport", "cluster", "metrics",
 		"internal/schema", "internal/loopback", "messages"},
 }
 

@@ -138,10 +138,10 @@ func TestElicitEffectiveMode(t *testing.T) {
 // the member and never a Go type.
 func TestDecodeErrorText(t *testing.T) {
 	for raw, want := range map[string]string{
-		`{"name":7}`:                                   "invalid params: field name must not be a JSON number",
-		`[1]`:                                          "invalid params: params must be an object, not a JSON array",
-		`{"name":"x"`:                                  "invalid params: malformed JSON",
-		`{"name":"x","task":{"ttl":"soon"}}`:           "invalid params: field task.ttl must not be a JSON string",
+		`{"name":7}`:                         "invalid params: field name must not be a JSON number",
+		`[1]`:                                "invalid params: params must be an object, not a JSON array",
+		`{"name":"x"`:                        "invalid params: malformed JSON",
+		`{"name":"x","task":{"ttl":"soon"}}`: "invalid params: field task.ttl must not be a JSON string",
 		`{"name":"x","_meta":{"progressToken":[1,2]}}`: "",
 	} {
 		var p messages.CallToolParams

@@ -9,7 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/mcp-actors/mcp-actors/actors/dispatcher"
+	"github.com/mcp-actors/mcp-actors/actors/outbound"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -44,7 +44,7 @@ type sessionActor struct {
 	logLevel messages.LoggingLevel // as the client set it ("" before)
 	subs     map[string]struct{}   // subscribed resource URIs
 	inflight map[messages.ID]*inflight
-	table    *dispatcher.Table
+	table    *outbound.Table
 	streams  streamSet
 	lifetime *time.Timer // MaxLifetime; nil without one
 	idle     *time.Timer // IdleTimeout's check; nil without one
@@ -88,7 +88,7 @@ func newSessionActor(ref *Ref, cfg *Config, opts SpawnOptions) *sessionActor {
 		journal, id := cfg.Journal, ref.id
 		a.streams.journal = func(e LoggedEvent) { journal(id, e) }
 	}
-	a.table = dispatcher.NewTable(a.sendCallFrame)
+	a.table = outbound.NewTable(a.sendCallFrame)
 	a.table.Hold() // no server-to-client request before the session opens
 	if opts.Restore != nil {
 		a.restore(opts.Restore)
@@ -133,7 +133,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		if a.draining != nil && len(a.inflight) == 0 {
 			a.close(ctx, "drained")
 		}
-	case dispatcher.Message:
+	case outbound.Message:
 		a.table.Receive(m)
 	case *sendFrame:
 		a.send(m.route, m.data)
@@ -299,8 +299,8 @@ func (a *sessionActor) send(route messages.ID, data []byte) {
 	a.streams.send(a.routeFor(route), data, false)
 }
 
-// sendCallFrame is the dispatcher's Sender.
-func (a *sessionActor) sendCallFrame(c *dispatcher.Call, frame []byte) {
+// sendCallFrame is the outbound table's Sender.
+func (a *sessionActor) sendCallFrame(c *outbound.Call, frame []byte) {
 	route, _ := c.Route.(messages.ID)
 	a.send(route, frame)
 }

@@ -3,7 +3,7 @@ package session
 import (
 	"errors"
 
-	"github.com/mcp-actors/mcp-actors/actors/dispatcher"
+	"github.com/mcp-actors/mcp-actors/actors/outbound"
 )
 
 // ErrSessionClosed fails calls that were pending, or are made, after the
@@ -32,8 +32,8 @@ var ErrInvalidElicitTarget = errors.New("session: elicitation target must be a n
 
 // ErrRemoteCancelled is returned by a server-to-client call that the client
 // cancelled with notifications/cancelled.
-var ErrRemoteCancelled = dispatcher.ErrRemoteCancelled
+var ErrRemoteCancelled = outbound.ErrRemoteCancelled
 
 // ClientError is the client's JSON-RPC error answer to a server-to-client
-// request; see dispatcher.ClientError.
-type ClientError = dispatcher.ClientError
+// request; see outbound.ClientError.
+type ClientError = outbound.ClientError

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/mcp-actors/mcp-actors/actors/dispatcher"
+	"github.com/mcp-actors/mcp-actors/actors/outbound"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -139,12 +139,12 @@ func (s *Session) ready(ctx context.Context) error {
 }
 
 // call sends a server-to-client request on this request's stream and waits
-// for the answer; see dispatcher.Client.Call.
-func (s *Session) call(ctx context.Context, method string, params any, opts ...dispatcher.CallOption) (jsontext.Value, error) {
+// for the answer; see outbound.Client.Call.
+func (s *Session) call(ctx context.Context, method string, params any, opts ...outbound.CallOption) (jsontext.Value, error) {
 	if s.ref.Closed() {
 		return nil, fmt.Errorf("calling %q: %w", method, ErrSessionClosed)
 	}
-	opts = append(opts, dispatcher.WithRoute(s.route()))
+	opts = append(opts, outbound.WithRoute(s.route()))
 	return s.ref.client.Call(ctx, method, params, opts...)
 }
 

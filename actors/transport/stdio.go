@@ -164,7 +164,7 @@ func readLines(r io.Reader, maxLine int, ref stdioSession, out *lineSink) error 
 			out.Deliver(messages.Frame{Data: messages.EncodeError(messages.ID{},
 				messages.Errorf(messages.CodeInvalidRequest, "invalid request: message exceeds %d bytes", maxLine))})
 		} else if len(bytes.TrimSpace(line)) > 0 {
-			dispatch(line, ref, out)
+			deliverLine(line, ref, out)
 		}
 		if err != nil {
 			return err
@@ -199,8 +199,8 @@ func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) 
 	}
 }
 
-// dispatch decodes one line and sends it to the session.
-func dispatch(line []byte, ref stdioSession, out *lineSink) {
+// deliverLine decodes one line and sends it to the session.
+func deliverLine(line []byte, ref stdioSession, out *lineSink) {
 	if messages.IsBatch(line) {
 		out.Deliver(messages.Frame{Data: messages.EncodeError(messages.ID{},
 			messages.Errorf(messages.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported"))})

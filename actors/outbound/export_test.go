@@ -1,4 +1,4 @@
-package dispatcher
+package outbound
 
 // ProgressBuffer exposes progressBuffer to the external tests.
 const ProgressBuffer = progressBuffer

@@ -1,4 +1,4 @@
-package dispatcher_test
+package outbound_test
 
 import (
 	"encoding/json/jsontext"

@@ -1,8 +1,8 @@
-package dispatcher
+package outbound
 
 // Message is the set of messages a Client posts to the actor that owns the
 // table. The actor passes them to Table.Receive.
-type Message interface{ dispatcherMessage() }
+type Message interface{ outboundMessage() }
 
 // Begin asks the table to send Call to the client.
 type Begin struct{ Call *Call }
@@ -13,5 +13,5 @@ type Cancel struct {
 	Reason string
 }
 
-func (*Begin) dispatcherMessage()  {}
-func (*Cancel) dispatcherMessage() {}
+func (*Begin) outboundMessage()  {}
+func (*Cancel) outboundMessage() {}

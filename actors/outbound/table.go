@@ -1,4 +1,4 @@
-package dispatcher
+package outbound
 
 import (
 	"bytes"
@@ -58,7 +58,7 @@ func (t *Table) Receive(m Message) {
 	case *Cancel:
 		t.Cancel(m.Call, m.Reason)
 	default:
-		panic(fmt.Sprintf("dispatcher: unknown message %T", m))
+		panic(fmt.Sprintf("outbound: unknown message %T", m))
 	}
 }
 
@@ -137,7 +137,7 @@ func (t *Table) Cancel(c *Call, reason string) {
 }
 
 // errCancelledByCaller finishes a call whose caller has already returned.
-var errCancelledByCaller = fmt.Errorf("dispatcher: cancelled by the caller")
+var errCancelledByCaller = fmt.Errorf("outbound: cancelled by the caller")
 
 // HandleResponse resolves the pending call m answers. It reports whether a
 // call was resolved; anything else is counted as stray or duplicate.

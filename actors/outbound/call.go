@@ -1,4 +1,4 @@
-package dispatcher
+package outbound
 
 import (
 	"encoding/json/jsontext"

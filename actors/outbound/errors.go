@@ -1,4 +1,4 @@
-package dispatcher
+package outbound
 
 import (
 	"errors"
@@ -8,11 +8,11 @@ import (
 
 // ErrClosed is returned by Call once the table has been closed without a
 // more specific reason.
-var ErrClosed = errors.New("dispatcher: closed")
+var ErrClosed = errors.New("outbound: closed")
 
 // ErrRemoteCancelled is returned by Call when the client cancelled the
 // request with notifications/cancelled.
-var ErrRemoteCancelled = errors.New("dispatcher: cancelled by the client")
+var ErrRemoteCancelled = errors.New("outbound: cancelled by the client")
 
 // ClientError is the client's JSON-RPC error answer to a server-to-client
 // request. errors.Is matches it against a *messages.Error with the same code
