@@ -144,7 +144,7 @@ func (c *httpCluster) stop() {
 // stats returns node i's routing counters.
 func (c *httpCluster) stats(i int) cluster.Stats {
 	c.t.Helper()
-	rt, ok := c.servers[i].Router().(*cluster.Router)
+	rt, ok := c.servers[i].Router().(*cluster.Relay)
 	require.True(c.t, ok, "the router of a cluster node is a %T", c.servers[i].Router())
 	return rt.Stats()
 }

@@ -36,7 +36,7 @@ type Options struct {
 	PageSize int
 	// Limits bound each session. In a cluster (JoinCluster),
 	// Limits.MaxStateBytes is at most what one durable write carries
-	// (cluster.Router.MaxStateBytes): PutData refuses a value that would
+	// (cluster.Relay.MaxStateBytes): PutData refuses a value that would
 	// make a session's State larger.
 	Limits session.Limits
 	// Observer is told what sessions do, for metrics (see package metrics);
@@ -63,7 +63,7 @@ type Server struct {
 	local  *router.Local // this process's sessions
 	router router.Router // how transports reach sessions: local, or the cluster's
 	// cluster is the router of JoinCluster, or nil.
-	cluster *cluster.Router
+	cluster *cluster.Relay
 	// metrics are the collectors of Options.Metrics, or nil.
 	metrics *metrics.Metrics
 
@@ -191,7 +191,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 		return errors.New("mcpactors: JoinCluster must come before any session, once")
 	}
 	local := router.NewLocal(router.NewStreams(node.ID()), s.opts.MaxSessions, s.spawn)
-	rt, err := cluster.NewRouter(node, local)
+	rt, err := cluster.NewRelay(node, local)
 	if err != nil {
 		return err
 	}

@@ -45,13 +45,13 @@ type pendingAck struct {
 // ackLater arranges for the acknowledgement of the request whose stream
 // is stream: sent after ackDelay unless the stream hears from the session
 // first.
-func (r *Router) ackLater(stream messages.StreamID, reply string) {
+func (r *Relay) ackLater(stream messages.StreamID, reply string) {
 	r.ackDue.Store(stream, &pendingAck{reply: reply, at: time.Now()})
 }
 
 // acked notes that the session sent an event on stream: it acknowledges
 // the request too.
-func (r *Router) acked(stream messages.StreamID) {
+func (r *Relay) acked(stream messages.StreamID) {
 	if stream.Node != r.node.ID() {
 		r.ackDue.Delete(stream)
 	}
@@ -59,7 +59,7 @@ func (r *Router) acked(stream messages.StreamID) {
 
 // sendAcks acknowledges the requests accepted more than ackDelay ago whose
 // streams have heard nothing yet.
-func (r *Router) sendAcks(now time.Time) {
+func (r *Relay) sendAcks(now time.Time) {
 	r.ackDue.Range(func(k, v any) bool {
 		p := v.(*pendingAck)
 		if now.Sub(p.at) < ackDelay || !r.ackDue.CompareAndDelete(k, v) {
@@ -77,7 +77,7 @@ func (r *Router) sendAcks(now time.Time) {
 // heard notes that ev reached its stream, held here, from its session:
 // the request it waits on was accepted, or, when ev ends the stream, is
 // done, and no longer waits on its owner.
-func (r *Router) heard(ev messages.StreamEvent) {
+func (r *Relay) heard(ev messages.StreamEvent) {
 	v, ok := r.remote.Load(ev.Stream)
 	switch {
 	case !ok:
@@ -90,14 +90,14 @@ func (r *Router) heard(ev messages.StreamEvent) {
 
 // accepted records that the owner accepted the request of stream: its
 // body is let go.
-func (r *Router) accepted(stream messages.StreamID, rs *remoteStream) {
+func (r *Relay) accepted(stream messages.StreamID, rs *remoteStream) {
 	next := &remoteStream{owner: rs.owner, session: rs.session, reqID: rs.reqID, ackBound: rs.ackBound}
 	r.remote.CompareAndSwap(stream, rs, next)
 }
 
 // checkAcks looks at the requests sent from here that no acknowledgement
 // reached within ackBound, off the watch's goroutine.
-func (r *Router) checkAcks(now time.Time) {
+func (r *Relay) checkAcks(now time.Time) {
 	r.remote.Range(func(k, v any) bool {
 		rs := v.(*remoteStream)
 		if rs.req == nil || now.Sub(rs.sent) < rs.ackBound || !r.remote.CompareAndDelete(k, v) {
@@ -120,7 +120,7 @@ func (r *Router) checkAcks(now time.Time) {
 // lease does not lapse in time. (An owner that died after it ran the
 // request, but before its answer left, runs it twice: the client could
 // not tell either from an error.)
-func (r *Router) unacknowledged(rs *remoteStream) {
+func (r *Relay) unacknowledged(rs *remoteStream) {
 	r.stats.unacked.Add(1)
 	r.node.log.Warn("a routed request was not acknowledged in time", "session", session.LogID(rs.session), "owner", rs.owner, "bound", rs.ackBound)
 	ctx, cancel := context.WithTimeout(r.ctx, 2*storageOpTimeout)
@@ -138,7 +138,7 @@ func (r *Router) unacknowledged(rs *remoteStream) {
 const probeTimeout = time.Second
 
 // answersProbe reports whether node answers a probe within probeTimeout.
-func (r *Router) answersProbe(node string) bool {
+func (r *Relay) answersProbe(node string) bool {
 	m := nats.NewMsg(r.node.subj.session(node))
 	m.Header.Set(headerOp, opProbe)
 	ctx, cancel := context.WithTimeout(r.ctx, probeTimeout)

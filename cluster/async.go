@@ -32,7 +32,7 @@ import (
 //	    ◀── ack / not-found / moved / no responders ── async.<stream> ──▶ done, redeliver, or the stream is told
 
 // sendAsync sends request m, whose stream this node holds, to owner.
-func (r *Router) sendAsync(owner, id string, m *messages.HandleRequest) error {
+func (r *Relay) sendAsync(owner, id string, m *messages.HandleRequest) error {
 	data, err := messages.EncodeActorMessage(m)
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ func asyncToken(sid messages.StreamID) string {
 
 // asyncStream reads the stream of this node's run that a reply subject
 // names (asyncToken); false for another run's, or a subject not of ours.
-func (r *Router) asyncStream(subject string) (messages.StreamID, bool) {
+func (r *Relay) asyncStream(subject string) (messages.StreamID, bool) {
 	boot, n, ok := strings.Cut(subject[strings.LastIndexByte(subject, '.')+1:], "-")
 	if !ok {
 		return messages.StreamID{}, false
@@ -78,7 +78,7 @@ func (r *Router) asyncStream(subject string) (messages.StreamID, bool) {
 
 // onAsyncReply handles the owner's answer to a request sent without
 // waiting: an acknowledgement, or a complaint.
-func (r *Router) onAsyncReply(reply *nats.Msg) {
+func (r *Relay) onAsyncReply(reply *nats.Msg) {
 	sid, ok := r.asyncStream(reply.Subject)
 	if !ok {
 		return
@@ -105,7 +105,7 @@ func (r *Router) onAsyncReply(reply *nats.Msg) {
 
 // redeliver delivers again a request that its owner did not get (err
 // says why), or tells its stream why it cannot be.
-func (r *Router) redeliver(rs *remoteStream, err error) {
+func (r *Relay) redeliver(rs *remoteStream, err error) {
 	ctx, cancel := context.WithTimeout(r.ctx, 2*deliverTimeout+2*r.node.opts.LeaseTTL)
 	defer cancel()
 	next, err := r.reroute(ctx, rs.session, rs.owner, err)

@@ -15,7 +15,7 @@ import (
 // sent meanwhile may never be answered: each read and write is bounded,
 // and one that failed that way is tried again until ctx ends. See
 // mcpactors' catalog state.
-func (r *Router) UpdateCatalog(ctx context.Context, key string, update func(old []byte) []byte) error {
+func (r *Relay) UpdateCatalog(ctx context.Context, key string, update func(old []byte) []byte) error {
 	if err := r.node.waitBuckets(ctx); err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func (r *Router) UpdateCatalog(ctx context.Context, key string, update func(old 
 
 // updateOnce reads key and writes what update makes of it, if nobody
 // changed it meanwhile (jetstream.ErrKeyExists otherwise).
-func (r *Router) updateOnce(ctx context.Context, kv jetstream.KeyValue, key string, update func(old []byte) []byte) error {
+func (r *Relay) updateOnce(ctx context.Context, kv jetstream.KeyValue, key string, update func(old []byte) []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, storageOpTimeout)
 	defer cancel()
 	e, err := kv.Get(ctx, key)
@@ -54,7 +54,7 @@ func (r *Router) updateOnce(ctx context.Context, kv jetstream.KeyValue, key stri
 // WatchCatalog calls apply with every value of the catalog state and then
 // with every change, in order, on one goroutine, until the router closes.
 // The watch starts once the buckets exist.
-func (r *Router) WatchCatalog(apply func(key string, value []byte)) {
+func (r *Relay) WatchCatalog(apply func(key string, value []byte)) {
 	r.node.onBuckets(func() {
 		if r.closed.Load() {
 			return

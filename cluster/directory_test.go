@@ -22,11 +22,11 @@ func TestDirectoryFencing(t *testing.T) {
 		t.Skip("starts a three-node cluster")
 	}
 	ctx, nodes := startEventLog(t, Options{ClusterName: "fence"})
-	old, taker := &Router{node: nodes[0], ctx: ctx}, &Router{node: nodes[1], ctx: ctx}
+	old, taker := &Relay{node: nodes[0], ctx: ctx}, &Relay{node: nodes[1], ctx: ctx}
 	const id = "n1.fenced"
 	old.dir.Store(id, &entry{Session: id, Owner: "n1", Epoch: 1, Principal: "p", known: true})
 
-	write := func(r *Router, st *session.State) error {
+	write := func(r *Relay, st *session.State) error {
 		done := make(chan error, 1)
 		r.Persist(id, st, func(err error) { done <- err })
 		select {
@@ -104,7 +104,7 @@ func TestLocateUnknown(t *testing.T) {
 		t.Skip("starts a three-node cluster")
 	}
 	ctx, nodes := startEventLog(t, Options{ClusterName: "unknown"})
-	r := &Router{node: nodes[0], ctx: ctx}
+	r := &Relay{node: nodes[0], ctx: ctx}
 	_, err := r.locate(ctx, "n1.made-up", "n1")
 	require.Error(t, err)
 	assert.ErrorIs(t, err, router.ErrSessionNotFound)

@@ -37,7 +37,7 @@ import (
 
 // Journal appends an event to session id's durable event log
 // (session.Config.Journal). A node on its own keeps none.
-func (r *Router) Journal(id string, e session.LoggedEvent) {
+func (r *Relay) Journal(id string, e session.LoggedEvent) {
 	if r.node.Standalone() || r.fenced() {
 		return
 	}
@@ -109,7 +109,7 @@ const (
 // they work while the stream elects one after the loss of the node that
 // led it (a replica behind the others may miss the newest events, as
 // appends in flight at the loss are).
-func (r *Router) loadEvents(ctx context.Context, id string) ([]session.LoggedEvent, error) {
+func (r *Relay) loadEvents(ctx context.Context, id string) ([]session.LoggedEvent, error) {
 	stream := r.node.eventStream()
 	if stream == nil {
 		return nil, nil

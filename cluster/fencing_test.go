@@ -91,7 +91,7 @@ func TestTakeoverFencesTheOldOwner(t *testing.T) {
 	}
 
 	// n1 goes deaf to routed messages, and its lease key is gone.
-	c.Servers[0].Router().(*cluster.Router).Close()
+	c.Servers[0].Router().(*cluster.Relay).Close()
 	js, err := jetstream.New(c.Nodes[1].Conn())
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

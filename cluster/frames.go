@@ -17,7 +17,7 @@ import (
 // another node's stream is published to that node: it is reported taken,
 // and the holder tells the session if the stream turns out to be gone
 // (streams.go).
-func (r *Router) DeliverStream(ev messages.StreamEvent) bool {
+func (r *Relay) DeliverStream(ev messages.StreamEvent) bool {
 	if r.fenced() {
 		var ok bool
 		if ev, ok = fencedEvent(ev); !ok {
@@ -47,7 +47,7 @@ func (r *Router) DeliverStream(ev messages.StreamEvent) bool {
 }
 
 // onStream receives an event for one of this node's streams (streams.go).
-func (r *Router) onStream(msg *nats.Msg) {
+func (r *Relay) onStream(msg *nats.Msg) {
 	if msg.Header != nil && msg.Header.Get(headerOp) == opRunning {
 		r.onDigest(msg)
 		return
@@ -92,7 +92,7 @@ func responseError(ev messages.StreamEvent, why string) (messages.StreamEvent, b
 // by another node reads as gone: a client that opens a GET stream on
 // another node than its last one has moved (a load balancer sent it
 // elsewhere), and its new stream takes the old one's place.
-func (r *Router) StreamGone(id messages.StreamID) bool {
+func (r *Relay) StreamGone(id messages.StreamID) bool {
 	if id.Node == r.node.ID() {
 		return r.streams.Gone(id)
 	}

@@ -35,7 +35,7 @@ type lookupJob struct {
 
 // lookupWorker delivers the messages of the lookup queue until the router
 // closes.
-func (r *Router) lookupWorker() {
+func (r *Relay) lookupWorker() {
 	defer r.bg.Done()
 	for {
 		select {
@@ -54,7 +54,7 @@ func (r *Router) lookupWorker() {
 // (the sender is told where) — is looked into off that goroutine, a
 // bounded number at once, so that no lookup delays other sessions'
 // messages.
-func (r *Router) onSession(msg *nats.Msg) {
+func (r *Relay) onSession(msg *nats.Msg) {
 	if msg.Header.Get(headerOp) == opProbe {
 		reply := nats.NewMsg(msg.Reply)
 		reply.Header.Set(headerStatus, statusOK)
@@ -90,7 +90,7 @@ func (r *Router) onSession(msg *nats.Msg) {
 
 // deliverAfterLookup delivers m, for session id which this node does not
 // hold, after looking into where it is.
-func (r *Router) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMessage) {
+func (r *Relay) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMessage) {
 	ctx, cancel := context.WithTimeout(r.ctx, deliverTimeout)
 	defer cancel()
 	owner, err := r.locate(ctx, id, r.node.ID())
@@ -120,7 +120,7 @@ func (r *Router) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMe
 // request sent without waiting is answered only when it was not
 // delivered; its acceptance is acknowledged later, unless its stream
 // hears from the session first (acks.go).
-func (r *Router) respond(msg *nats.Msg, m messages.ActorMessage, status, why string) {
+func (r *Relay) respond(msg *nats.Msg, m messages.ActorMessage, status, why string) {
 	if msg.Reply == "" {
 		return
 	}
@@ -141,7 +141,7 @@ func (r *Router) respond(msg *nats.Msg, m messages.ActorMessage, status, why str
 }
 
 // respondMoved tells the sender of msg that its session is owned by owner.
-func (r *Router) respondMoved(msg *nats.Msg, owner string) {
+func (r *Relay) respondMoved(msg *nats.Msg, owner string) {
 	if msg.Reply == "" {
 		return
 	}

@@ -21,7 +21,7 @@ import (
 // (initialize, PutData, …) when done is called, on this goroutine when
 // the write cannot start, on another one otherwise. A node on its own
 // keeps nothing durable: done(nil) at once.
-func (r *Router) Persist(id string, st *session.State, done func(error)) {
+func (r *Relay) Persist(id string, st *session.State, done func(error)) {
 	if r.node.Standalone() {
 		done(nil)
 		return
@@ -58,7 +58,7 @@ func (r *Router) Persist(id string, st *session.State, done func(error)) {
 
 // publishState publishes state write w and waits for its outcome
 // (awaitWrite).
-func (r *Router) publishState(w *stateWrite) error {
+func (r *Relay) publishState(w *stateWrite) error {
 	ack, err := r.node.js.PublishMsgAsync(w.msg, w.opts...)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errStorage, err)
@@ -85,7 +85,7 @@ type stateWrite struct {
 // a lease; one that lands after its acknowledgement was lost is recognised
 // when the next one is refused (landed). A node that loses every route,
 // its lease, or its quorum meanwhile stops waiting at once.
-func (r *Router) awaitWrite(w *stateWrite, ack jetstream.PubAckFuture) error {
+func (r *Relay) awaitWrite(w *stateWrite, ack jetstream.PubAckFuture) error {
 	t := time.NewTimer(writeAckTimeout)
 	defer t.Stop()
 	check := time.NewTicker(writeAckTimeout / 10)
@@ -135,7 +135,7 @@ func (r *Router) awaitWrite(w *stateWrite, ack jetstream.PubAckFuture) error {
 // published again: this node acts and reaches a quorum of the others (so
 // storage is electing a leader and answers within seconds), and the write
 // began less than a lease ago.
-func (r *Router) mayRewrite(w *stateWrite) bool {
+func (r *Relay) mayRewrite(w *stateWrite) bool {
 	return r.node.acting() && !r.node.cutOff() && r.node.reachesQuorum() &&
 		time.Since(w.start) < r.node.opts.LeaseTTL
 }
@@ -145,7 +145,7 @@ func (r *Router) mayRewrite(w *stateWrite) bool {
 // the record is then this node's, at w's epoch, past w's revision (only
 // this node writes at its epoch, one write at a time). The entry's
 // revision moves on to it.
-func (r *Router) landed(w *stateWrite) bool {
+func (r *Relay) landed(w *stateWrite) bool {
 	ctx, cancel := context.WithTimeout(r.ctx, 2*storageOpTimeout)
 	defer cancel()
 	kv := r.node.kv(func() jetstream.KeyValue { return r.node.sessions })
@@ -168,7 +168,7 @@ const writeAckTimeout = time.Second
 
 // wrote records that this node wrote revision rev of session id's record
 // over e: the next write expects it.
-func (r *Router) wrote(id string, e *entry, rev uint64) {
+func (r *Relay) wrote(id string, e *entry, rev uint64) {
 	next := *e
 	next.rev = rev
 	r.dir.CompareAndSwap(id, e, &next)

@@ -43,7 +43,7 @@ type runningSet struct {
 }
 
 // runs records that a request whose stream another node holds runs here.
-func (r *Router) runs(stream messages.StreamID) {
+func (r *Relay) runs(stream messages.StreamID) {
 	if stream.Node == r.node.ID() || stream.IsZero() {
 		return
 	}
@@ -58,7 +58,7 @@ func (r *Router) runs(stream messages.StreamID) {
 }
 
 // answered records that ev ends its stream's request, if it does.
-func (r *Router) answered(ev messages.StreamEvent) {
+func (r *Relay) answered(ev messages.StreamEvent) {
 	if ev.Stream.Node == r.node.ID() || !(ev.Signal.Ends() || ev.Signal == messages.SignalFrame && ev.Frame.End) {
 		return
 	}
@@ -70,7 +70,7 @@ func (r *Router) answered(ev messages.StreamEvent) {
 
 // sendDigests tells every node served lately which of its streams this
 // node still runs requests for.
-func (r *Router) sendDigests(now time.Time) {
+func (r *Relay) sendDigests(now time.Time) {
 	rs := &r.running
 	rs.mu.Lock()
 	digests := map[string][]byte{}
@@ -104,7 +104,7 @@ func (r *Router) sendDigests(now time.Time) {
 }
 
 // onDigest ends the requests of owner that two digests in a row left out.
-func (r *Router) onDigest(msg *nats.Msg) {
+func (r *Relay) onDigest(msg *nats.Msg) {
 	owner := msg.Header.Get(headerOwner)
 	listed := map[messages.StreamID]bool{}
 	for tok := range bytes.FieldsSeq(msg.Data) {

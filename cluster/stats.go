@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// stats counts what a node's router does, for metrics (Router.Stats).
+// stats counts what a node's router does, for metrics (Relay.Stats).
 type stats struct {
 	routed      atomic.Int64 // messages sent to another node
 	received    atomic.Int64 // messages received from another node
@@ -47,7 +47,7 @@ type Stats struct {
 }
 
 // Stats returns the router's counters.
-func (r *Router) Stats() Stats {
+func (r *Relay) Stats() Stats {
 	return Stats{
 		Routed: r.stats.routed.Load(), Received: r.stats.received.Load(),
 		FramesOut: r.stats.framesOut.Load(), FramesIn: r.stats.framesIn.Load(),

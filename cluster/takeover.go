@@ -41,7 +41,7 @@ var ErrOwnerBusy = errors.New("cluster: the session's node holds its lease but d
 // has no such session. Lookups of one session at once share one answer.
 // A node that does not hold its own lease answers at once: it can neither
 // take a session over nor trust what it last knew.
-func (r *Router) locate(ctx context.Context, id, suspect string) (string, error) {
+func (r *Relay) locate(ctx context.Context, id, suspect string) (string, error) {
 	if r.node.Standalone() {
 		return "", router.ErrSessionNotFound
 	}
@@ -76,7 +76,7 @@ func (r *Router) locate(ctx context.Context, id, suspect string) (string, error)
 	}
 }
 
-func (r *Router) locateOnce(ctx context.Context, id, suspect string) (string, error) {
+func (r *Relay) locateOnce(ctx context.Context, id, suspect string) (string, error) {
 	if err := r.node.waitBuckets(ctx); err != nil {
 		return "", err
 	}
@@ -148,7 +148,7 @@ func (r *Router) locateOnce(ctx context.Context, id, suspect string) (string, er
 
 // closeForHandover closes this node's copy of session id without removing
 // it from the directory.
-func (r *Router) closeForHandover(id, why string) {
+func (r *Relay) closeForHandover(id, why string) {
 	if ref, ok := r.local.Session(id); ok {
 		ref.Send(&messages.CloseSession{Reason: why, Handover: true})
 	}
@@ -196,7 +196,7 @@ func transient(err error) bool {
 // is cut off, or shut down — to lapse, so that the message that found it
 // gone can be delivered after a takeover instead of failing. ErrOwnerBusy
 // if it does not.
-func (r *Router) awaitLapse(ctx context.Context, owner string) error {
+func (r *Relay) awaitLapse(ctx context.Context, owner string) error {
 	ttl := r.node.opts.LeaseTTL
 	deadline := time.Now().Add(ttl + ttl/2)
 	for {
@@ -223,7 +223,7 @@ func (r *Router) awaitLapse(ctx context.Context, owner string) error {
 // restore starts session e here from its State (nil: the record was
 // written before initialize's State, which never happens: it starts as
 // new).
-func (r *Router) restore(ctx context.Context, e *entry, st *session.State) error {
+func (r *Relay) restore(ctx context.Context, e *entry, st *session.State) error {
 	if st == nil {
 		st = &session.State{}
 	}
@@ -249,7 +249,7 @@ const (
 // rememberUnknown remembers that the directory has no session id. IDs
 // are made by Open, at random, so one the directory does not hold never
 // appears in it later.
-func (r *Router) rememberUnknown(id string) {
+func (r *Relay) rememberUnknown(id string) {
 	if r.nUnknown.Add(1) > maxUnknown {
 		r.unknown.Clear()
 		r.nUnknown.Store(1)
@@ -258,7 +258,7 @@ func (r *Router) rememberUnknown(id string) {
 }
 
 // isUnknown reports whether session id was lately found not to exist.
-func (r *Router) isUnknown(id string) bool {
+func (r *Relay) isUnknown(id string) bool {
 	v, ok := r.unknown.Load(id)
 	if !ok {
 		return false

@@ -18,11 +18,11 @@ import (
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
-// Router is the router.Router of a cluster node: sessions this node owns
+// Relay is the router.Relay of a cluster node: sessions this node owns
 // are reached through the node's router.Local, as in one process; the
 // others through NATS, on the subject of the node that owns them. Frames
 // for a stream this node holds go to its registry; frames for another
-// node's stream go there over NATS. The Router delivers messages: it never
+// node's stream go there over NATS. The Relay delivers messages: it never
 // reaches into a session actor's state.
 //
 //	transport ──Deliver(id, m)──▶ owner(id) == this node? ──yes──▶ Local.Deliver
@@ -33,7 +33,7 @@ import (
 //
 // A session's ID names the node that opened it ("<node>.<random>"), so
 // finding the owner costs no storage read.
-type Router struct {
+type Relay struct {
 	node    *Node
 	local   *router.Local
 	streams *router.Streams
@@ -99,15 +99,15 @@ const (
 // answered by then is looked into as if it were gone (its lease decides).
 const deliverTimeout = 3 * time.Second
 
-// NewRouter makes local (this node's sessions; its registry must be named
-// after the node) reachable from the cluster, and returns the Router the
+// NewRelay makes local (this node's sessions; its registry must be named
+// after the node) reachable from the cluster, and returns the Relay the
 // node's transports use. It subscribes to the node's subjects; Close
 // unsubscribes.
-func NewRouter(node *Node, local *router.Local) (*Router, error) {
+func NewRelay(node *Node, local *router.Local) (*Relay, error) {
 	if local.Streams().Node() != node.ID() {
 		return nil, fmt.Errorf("cluster: the stream registry is named %q, not after node %q", local.Streams().Node(), node.ID())
 	}
-	r := &Router{node: node, local: local, streams: local.Streams(), asyncReply: node.subj.async(node.ID()),
+	r := &Relay{node: node, local: local, streams: local.Streams(), asyncReply: node.subj.async(node.ID()),
 		lookupJobs: make(chan lookupJob, lookupQueue)}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.chunks = newChunker(node.nc, node.log, node.ID()+"."+strconv.FormatUint(r.streams.Boot(), 16)+".", node.opts.MaxMessageBytes)
@@ -148,7 +148,7 @@ func NewRouter(node *Node, local *router.Local) (*Router, error) {
 // sessions close themselves. What this node knew of its sessions' records
 // is forgotten: the next message for one of them reads the directory, and
 // starts it here again only if the directory still names this node.
-func (r *Router) giveUp() {
+func (r *Relay) giveUp() {
 	n := 0
 	r.local.Each(func(ref *session.Ref) bool {
 		ref.Send(&messages.CloseSession{Reason: "this node's lease lapsed", Handover: true})
@@ -169,22 +169,22 @@ func (r *Router) giveUp() {
 // is in a cluster and its lease may have lapsed (acting is false). It says
 // nothing of one session: ErrFenced is a session's write refused because
 // another node took that session over.
-func (r *Router) fenced() bool { return !r.node.Standalone() && !r.node.acting() }
+func (r *Relay) fenced() bool { return !r.node.Standalone() && !r.node.acting() }
 
 // Drain makes this node take no session over from now on (it is shutting
 // down and hands its own over).
-func (r *Router) Drain() { r.draining.Store(true) }
+func (r *Relay) Drain() { r.draining.Store(true) }
 
 // HandsOver reports whether a session that ends because this node shuts
 // down should be left for another node to take over (a node with peers)
 // rather than ended.
-func (r *Router) HandsOver() bool { return !r.node.Standalone() }
+func (r *Relay) HandsOver() bool { return !r.node.Standalone() }
 
 // Ready reports whether the node can serve (see Node.Ready).
-func (r *Router) Ready() error { return r.node.Ready() }
+func (r *Relay) Ready() error { return r.node.Ready() }
 
 // Close stops receiving messages for this node, and the catalog watch.
-func (r *Router) Close() {
+func (r *Relay) Close() {
 	r.mu.Lock() // nothing starts in the background from now on
 	if r.closed.Swap(true) {
 		r.mu.Unlock()
@@ -208,7 +208,7 @@ func (r *Router) Close() {
 }
 
 // ownerOf returns the node that owns session id.
-func (r *Router) ownerOf(id string) string {
+func (r *Relay) ownerOf(id string) string {
 	if v, ok := r.dir.Load(id); ok {
 		return v.(*entry).Owner
 	}
@@ -224,7 +224,7 @@ func (r *Router) ownerOf(id string) string {
 // State). A node that cannot make a session durable — its lease renewal
 // failed: storage has no quorum, or it is cut off — refuses at once
 // (router.ErrUnavailable).
-func (r *Router) Open(ctx context.Context, o router.OpenOptions) (string, error) {
+func (r *Relay) Open(ctx context.Context, o router.OpenOptions) (string, error) {
 	if !r.node.Standalone() {
 		if err := r.node.canOpen(); err != nil {
 			return "", fmt.Errorf("%w: %w", router.ErrUnavailable, err)
@@ -243,7 +243,7 @@ func (r *Router) Open(ctx context.Context, o router.OpenOptions) (string, error)
 // Check implements router.Router. For a session on another node it asks
 // nothing (the owner answers the delivery that follows), so the check
 // costs no round trip.
-func (r *Router) Check(ctx context.Context, id string) error {
+func (r *Relay) Check(ctx context.Context, id string) error {
 	owner := r.ownerOf(id)
 	if owner == "" {
 		return router.ErrSessionNotFound
@@ -279,7 +279,7 @@ func (e *movedError) Error() string { return "cluster: the session moved to node
 // request sends msg to the owner and returns its reply; errNoOwner when
 // nobody answers, a *movedError when the owner says the session moved,
 // ErrSessionNotFound when it says there is none.
-func (r *Router) request(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) {
+func (r *Relay) request(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) {
 	rctx, cancel := context.WithTimeout(ctx, deliverTimeout)
 	defer cancel()
 	r.stats.routed.Add(1)
@@ -324,7 +324,7 @@ func replyErr(reply *nats.Msg) error {
 // there is no such session (404); anything else — a live owner that does
 // not answer, storage electing a leader — is a failure the client may try
 // again (503).
-func (r *Router) reroute(ctx context.Context, id, owner string, err error) (string, error) {
+func (r *Relay) reroute(ctx context.Context, id, owner string, err error) (string, error) {
 	var moved *movedError
 	switch {
 	case err == nil:
@@ -343,7 +343,7 @@ func (r *Router) reroute(ctx context.Context, id, owner string, err error) (stri
 }
 
 // Deliver implements router.Router.
-func (r *Router) Deliver(ctx context.Context, id string, m messages.ActorMessage) error {
+func (r *Relay) Deliver(ctx context.Context, id string, m messages.ActorMessage) error {
 	owner := r.ownerOf(id)
 	if owner == "" {
 		return router.ErrSessionNotFound
@@ -396,7 +396,7 @@ func (r *Router) Deliver(ctx context.Context, id string, m messages.ActorMessage
 // setOwner records that session id is owned by owner now, keeping what
 // is known of its principal. An entry that names owner already is kept as
 // it is (a takeover here stored the revision it wrote).
-func (r *Router) setOwner(id, owner string) {
+func (r *Relay) setOwner(id, owner string) {
 	e := &entry{Session: id, Owner: owner}
 	if old := r.entryOf(id); old != nil {
 		if old.Owner == owner {
@@ -418,4 +418,4 @@ func unavailable(err error) error {
 }
 
 // Streams implements router.Router.
-func (r *Router) Streams() *router.Streams { return r.streams }
+func (r *Relay) Streams() *router.Streams { return r.streams }
