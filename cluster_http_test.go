@@ -19,6 +19,7 @@ import (
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/cluster"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -144,8 +145,8 @@ func (c *httpCluster) stop() {
 // stats returns node i's routing counters.
 func (c *httpCluster) stats(i int) cluster.Stats {
 	c.t.Helper()
-	rt, ok := c.servers[i].Router().(*cluster.Relay)
-	require.True(c.t, ok, "the router of a cluster node is a %T", c.servers[i].Router())
+	rt, ok := access.Router(c.servers[i]).(*cluster.Relay)
+	require.True(c.t, ok, "the router of a cluster node is a %T", access.Router(c.servers[i]))
 	return rt.Stats()
 }
 

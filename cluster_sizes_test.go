@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -138,7 +139,7 @@ func TestClusterCarriesAnySize(t *testing.T) {
 	}
 
 	t.Run("data bounded by one durable write", func(t *testing.T) {
-		max := c.servers[n1].Router().(interface{ MaxStateBytes() int }).MaxStateBytes()
+		max := access.Router(c.servers[n1]).(interface{ MaxStateBytes() int }).MaxStateBytes()
 		require.Positive(t, max)
 		put := func(size int) *messages.CallToolResult {
 			t.Helper()

@@ -15,6 +15,7 @@ import (
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/router"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -225,7 +226,7 @@ func TestClusterOwnerLearnsItsStreamIsGone(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), httpWait)
 	defer cancel()
 
-	rt := c.servers[n2].Router()
+	rt := access.Router(c.servers[n2])
 	q := router.NewQueue(ctx, 64, nil)
 	sid := rt.Streams().Register(a, q)
 	req, derr := messages.Decode(toolCall(7, "steps", `{"tag":"lost"}`, "lost"))

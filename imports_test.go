@@ -24,8 +24,9 @@ var allowedImports = map[string][]string{
 	"internal/schema":    {},
 	"internal/loopback":  {},
 	"internal/serverbin": {},
+	"internal/access":    {"actors/router", "actors/session"},
 	".": {"actors/outbound", "actors/session", "actors/router", "actors/transport", "cluster", "metrics",
-		"internal/schema", "internal/loopback", "messages"},
+		"internal/access", "internal/schema", "internal/loopback", "messages"},
 }
 
 // TestImportRules keeps the import rules of docs/design.md true.

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/cluster"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 	"github.com/mcp-actors/mcp-actors/metrics"
 )
@@ -164,12 +165,12 @@ func serverCapabilities() messages.ServerCapabilities {
 // Info returns the server's name and version.
 func (s *Server) Info() messages.Implementation { return s.info }
 
-// ActorSystem returns the actor system sessions run in.
-func (s *Server) ActorSystem() *actor.ActorSystem { return s.system }
-
-// Router returns the server's router: how transports reach its sessions
-// and register their streams.
-func (s *Server) Router() router.Router { return s.router }
+// init gives the module's own packages (harness, tests) a server's router
+// and sessions, which embedders do not see.
+func init() {
+	access.Router = func(s any) router.Router { return s.(*Server).router }
+	access.Session = func(s any, id string) (*session.Ref, bool) { return s.(*Server).local.Session(id) }
+}
 
 // spawn starts the actor of a session the router opens.
 func (s *Server) spawn(id string, o router.OpenOptions) (*session.Ref, error) {
@@ -178,9 +179,6 @@ func (s *Server) spawn(id string, o router.OpenOptions) (*session.Ref, error) {
 	}
 	return session.Spawn(s.system.Root, id, s.cfg, session.SpawnOptions{Principal: o.Principal, Resumable: o.Resumable, Restore: o.Restore})
 }
-
-// Session returns the live session with the given ID.
-func (s *Server) Session(id string) (*session.Ref, bool) { return s.local.Session(id) }
 
 // JoinCluster makes the server a node of node's cluster: its sessions are
 // reachable from every node, and its transports reach every node's

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/harness"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -37,7 +38,7 @@ func TestServerCloseEndsSessions(t *testing.T) {
 	fresh := h.Open() // not initialized
 	require.Equal(t, 2, srv.OpenSessions())
 	for _, c := range append(open, fresh) {
-		got, ok := srv.Session(c.ID())
+		got, ok := access.Session(srv, c.ID())
 		require.True(t, ok)
 		assert.Equal(t, c.ID(), got.ID())
 	}
@@ -56,13 +57,13 @@ func TestServerCloseEndsSessions(t *testing.T) {
 		default:
 			t.Fatalf("session %d is still running after Close", i)
 		}
-		_, ok := srv.Session(c.ID())
+		_, ok := access.Session(srv, c.ID())
 		assert.False(t, ok, "session %d is still listed", i)
 	}
 	assert.Zero(t, srv.OpenSessions())
 
 	t.Run("opening a session after Close", func(t *testing.T) {
-		id, err := srv.Router().Open(t.Context(), router.OpenOptions{})
+		id, err := access.Router(srv).Open(t.Context(), router.OpenOptions{})
 		require.ErrorIs(t, err, router.ErrDraining)
 		assert.Empty(t, id)
 	})
@@ -87,14 +88,14 @@ func TestNewSessionRacingCloseNeverOutlivesIt(t *testing.T) {
 		for i := range refs {
 			wg.Go(func() {
 				<-start
-				id, err := srv.Router().Open(t.Context(), router.OpenOptions{})
+				id, err := access.Router(srv).Open(t.Context(), router.OpenOptions{})
 				if err != nil {
 					if !errors.Is(err, router.ErrDraining) {
 						assert.ErrorIs(t, err, mcpactors.ErrServerClosed)
 					}
 					return
 				}
-				if ref, ok := srv.Session(id); ok {
+				if ref, ok := access.Session(srv, id); ok {
 					refs[i] = ref
 				}
 			})
@@ -107,7 +108,7 @@ func TestNewSessionRacingCloseNeverOutlivesIt(t *testing.T) {
 				assert.True(t, ref.Closed(), "session %d was created during Close and outlived it", i)
 			}
 		}
-		_, err := srv.Router().Open(t.Context(), router.OpenOptions{})
+		_, err := access.Router(srv).Open(t.Context(), router.OpenOptions{})
 		require.ErrorIs(t, err, router.ErrDraining)
 		assert.Zero(t, srv.OpenSessions())
 	}

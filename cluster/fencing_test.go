@@ -16,6 +16,7 @@ import (
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/cluster"
 	"github.com/mcp-actors/mcp-actors/harness"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -91,7 +92,7 @@ func TestTakeoverFencesTheOldOwner(t *testing.T) {
 	}
 
 	// n1 goes deaf to routed messages, and its lease key is gone.
-	c.Servers[0].Router().(*cluster.Relay).Close()
+	access.Router(c.Servers[0]).(*cluster.Relay).Close()
 	js, err := jetstream.New(c.Nodes[1].Conn())
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-actors/mcp-actors/harness"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -24,7 +25,7 @@ func TestConnect(t *testing.T) {
 		assert.Equal(t, messages.LatestVersion, c.InitializeResult.ProtocolVersion)
 		assert.Equal(t, "harness-test", c.InitializeResult.ServerInfo.Name)
 		assert.NotEmpty(t, c.ID())
-		ref, ok := h.Server.Session(c.ID())
+		ref, ok := access.Session(h.Server, c.ID())
 		require.True(t, ok)
 		assert.Equal(t, c.ID(), ref.ID())
 	})
@@ -384,7 +385,7 @@ func TestClose(t *testing.T) {
 
 	c.Close()
 	c.Close() // idempotent
-	_, ok := h.Server.Session(id)
+	_, ok := access.Session(h.Server, id)
 	assert.False(t, ok, "the session has ended")
 
 	_, err := c.Wait(ctx, n, func(*harness.Received) bool { return true })

@@ -11,6 +11,7 @@ import (
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/cluster"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 )
 
 // ClusterTimeout bounds how long NewCluster waits for a new cluster to be
@@ -72,7 +73,7 @@ func (c *Cluster) stop() {
 func (c *Cluster) routers() []router.Router {
 	rts := make([]router.Router, len(c.Servers))
 	for i, s := range c.Servers {
-		rts[i] = s.Router()
+		rts[i] = access.Router(s)
 	}
 	return rts
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-actors/mcp-actors/harness"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -145,7 +146,7 @@ func TestClusterThousandSessions(t *testing.T) {
 	for i, c := range clients {
 		owner := -1
 		for k, srv := range cl.Servers {
-			if _, ok := srv.Session(c.ID()); ok {
+			if _, ok := access.Session(srv, c.ID()); ok {
 				if owner != -1 {
 					t.Errorf("session %d (%s) is on nodes %d and %d", i, c.ID(), owner, k)
 				}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/harness"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -38,7 +39,7 @@ func TestCluster(t *testing.T) {
 	)
 	owner := -1
 	for i, srv := range cl.Servers {
-		if _, ok := srv.Session(c.ID()); ok {
+		if _, ok := access.Session(srv, c.ID()); ok {
 			assert.Equal(t, -1, owner, "one owner")
 			owner = i
 		}
@@ -86,7 +87,7 @@ func TestClusterPrincipal(t *testing.T) {
 	c := cl.Connect(harness.WithPrincipal("alice"))
 	owner := -1
 	for i, srv := range cl.Servers {
-		if _, ok := srv.Session(c.ID()); ok {
+		if _, ok := access.Session(srv, c.ID()); ok {
 			owner = i
 		}
 	}
@@ -139,7 +140,7 @@ func TestClusterPrincipal(t *testing.T) {
 		if i == owner {
 			continue
 		}
-		rt := cl.Servers[i].Router()
+		rt := access.Router(cl.Servers[i])
 		for name, m := range cases {
 			got, want := outcome(rt, c.ID(), m), outcome(rt, missing, m)
 			assert.Equal(t, want, got, "node %d, %s: another principal's session must read as an unknown one", i, name)

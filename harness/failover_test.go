@@ -10,6 +10,7 @@ import (
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/harness"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -40,7 +41,7 @@ func TestClusterOwnerLoss(t *testing.T) {
 		return err
 	}
 	require.NoError(t, echo("before"))
-	_, owned := cl.Servers[0].Session(c.ID())
+	_, owned := access.Session(cl.Servers[0], c.ID())
 	require.True(t, owned)
 
 	cl.Nodes[0].Kill()
@@ -48,7 +49,7 @@ func TestClusterOwnerLoss(t *testing.T) {
 	require.NoError(t, c.Reattach(), "the GET stream, reopened on a live node")
 	var moved bool
 	for _, srv := range cl.Servers[1:] {
-		if ref, ok := srv.Session(c.ID()); ok {
+		if ref, ok := access.Session(srv, c.ID()); ok {
 			moved = true
 			assert.Equal(t, messages.Version20251125, ref.Info().ProtocolVersion)
 		}
@@ -83,7 +84,7 @@ func TestClusterCatalogCatchUp(t *testing.T) {
 		return 1 + int(n%2)
 	}))
 	require.NoError(t, c.CallResult(ctx, messages.MethodSubscribe, map[string]string{"uri": uri}, nil))
-	_, owned := cl.Servers[0].Session(c.ID())
+	_, owned := access.Session(cl.Servers[0], c.ID())
 	require.True(t, owned)
 
 	cl.Nodes[0].Kill()

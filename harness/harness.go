@@ -9,6 +9,7 @@ import (
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/router"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -83,7 +84,7 @@ func Dial(ctx context.Context, srv *mcpactors.Server, opts ...Option) (*Client, 
 
 // open opens a session through srv's router and returns a client for it.
 func open(ctx context.Context, srv *mcpactors.Server, cfg clientConfig) (*Client, error) {
-	return openVia(ctx, []router.Router{srv.Router()}, cfg)
+	return openVia(ctx, []router.Router{access.Router(srv)}, cfg)
 }
 
 // openVia opens a session through the node cfg picks first among rts.

@@ -12,6 +12,7 @@ import (
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/router"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -86,8 +87,8 @@ func newServer(t *testing.T, opts *mcpactors.Options) *mcpactors.Server {
 // local returns the server's router as what it is.
 func local(t *testing.T, srv *mcpactors.Server) *router.Local {
 	t.Helper()
-	l, ok := srv.Router().(*router.Local)
-	require.True(t, ok, "the router is a %T", srv.Router())
+	l, ok := access.Router(srv).(*router.Local)
+	require.True(t, ok, "the router is a %T", access.Router(srv))
 	return l
 }
 

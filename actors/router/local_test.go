@@ -12,13 +12,14 @@ import (
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/router"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
 // waitClosed waits until session id of srv has ended.
 func waitClosed(t *testing.T, srv *mcpactors.Server, id string) {
 	t.Helper()
-	ref, ok := srv.Session(id)
+	ref, ok := access.Session(srv, id)
 	if !ok {
 		return
 	}
@@ -33,7 +34,7 @@ func waitClosed(t *testing.T, srv *mcpactors.Server, id string) {
 
 func TestLocalOpenLookupDeliver(t *testing.T) {
 	srv := newServer(t, nil)
-	rt := srv.Router()
+	rt := access.Router(srv)
 	ctx := t.Context()
 
 	id, err := rt.Open(ctx, router.OpenOptions{Principal: "alice"})
@@ -68,7 +69,7 @@ func TestLocalOpenLookupDeliver(t *testing.T) {
 
 func TestLocalUnknownSession(t *testing.T) {
 	srv := newServer(t, nil)
-	rt := srv.Router()
+	rt := access.Router(srv)
 	ctx := t.Context()
 	for _, id := range []string{"", "nope", router.NewSessionID()} {
 		t.Run(fmt.Sprintf("%q", id), func(t *testing.T) {
@@ -86,7 +87,7 @@ func TestLocalUnknownSession(t *testing.T) {
 
 func TestLocalMaxSessions(t *testing.T) {
 	srv := newServer(t, &mcpactors.Options{MaxSessions: 2})
-	rt := srv.Router()
+	rt := access.Router(srv)
 	ctx := t.Context()
 
 	a, err := rt.Open(ctx, router.OpenOptions{})
@@ -110,7 +111,7 @@ func TestLocalMaxSessions(t *testing.T) {
 
 func TestLocalDrain(t *testing.T) {
 	srv := newServer(t, nil)
-	rt := srv.Router()
+	rt := access.Router(srv)
 	l := local(t, srv)
 	ctx := t.Context()
 
@@ -143,7 +144,7 @@ func TestLocalDeleteSession(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newServer(t, nil)
-			rt := srv.Router()
+			rt := access.Router(srv)
 			ctx := t.Context()
 			id, err := rt.Open(ctx, router.OpenOptions{Principal: "alice"})
 			require.NoError(t, err)
@@ -177,7 +178,7 @@ func TestLocalDeleteSession(t *testing.T) {
 // wait in its mailbox, in order, until it is done.
 func TestLocalRequestToAClosedSession(t *testing.T) {
 	srv := newServer(t, nil)
-	rt := srv.Router()
+	rt := access.Router(srv)
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
 	id, err := rt.Open(ctx, router.OpenOptions{Principal: "alice"})
@@ -236,7 +237,7 @@ func TestLocalAnswersEveryRequestWhileClosing(t *testing.T) {
 			<-ctx.Done() // until the close cancels it
 			return nil, ctx.Err()
 		}))
-	rt := srv.Router()
+	rt := access.Router(srv)
 	methods := []struct{ method, params string }{
 		{messages.MethodPing, ""},
 		{messages.MethodCallTool, `{"name":"block"}`},
@@ -321,7 +322,7 @@ func TestLocalAnswersEveryRequestWhileClosing(t *testing.T) {
 // it, and a stream registered for another session takes none of it.
 func TestLocalEventsNameTheirSession(t *testing.T) {
 	srv := newServer(t, nil)
-	rt := srv.Router()
+	rt := access.Router(srv)
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
 	id, err := rt.Open(ctx, router.OpenOptions{Principal: "alice"})

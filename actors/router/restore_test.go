@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -20,7 +21,7 @@ import (
 // never removes the next one. Run it with -race -count=50.
 func TestLocalConcurrentRestores(t *testing.T) {
 	srv := newServer(t, nil)
-	local, ok := srv.Router().(*router.Local)
+	local, ok := access.Router(srv).(*router.Local)
 	require.True(t, ok, "a server on its own routes through a Local")
 	restored := func() router.OpenOptions {
 		return router.OpenOptions{Principal: "p", Resumable: true,

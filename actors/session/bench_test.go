@@ -11,6 +11,7 @@ import (
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/harness"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -91,7 +92,7 @@ func BenchmarkIdleSession(b *testing.B) {
 		Params: jsontext.Value(`{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"roots":{"listChanged":true}},"clientInfo":{"name":"bench","version":"1"}}`)}
 	initialized := &messages.Message{Method: messages.MethodInitialized}
 	answered := nopSink{frames: make(chan struct{}, 1)}
-	rt := srv.Router()
+	rt := access.Router(srv)
 
 	var before, after runtime.MemStats
 	runtime.GC()

@@ -10,6 +10,7 @@ import (
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/harness"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -125,7 +126,7 @@ func TestNoServerRequestBeforeInitialized(t *testing.T) {
 func TestPrincipalIsChecked(t *testing.T) {
 	h := harness.New(t, nil)
 	c := h.Connect(harness.WithPrincipal("alice"))
-	rt := h.Server.Router()
+	rt := access.Router(h.Server)
 	ctx := context.Background()
 
 	q := router.NewQueue(ctx, 16, nil)

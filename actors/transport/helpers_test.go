@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/actors/transport"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -141,7 +142,7 @@ func (f *fixture) serve(t *testing.T, ctx context.Context, opts *transport.Stdio
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	opened := make(chan string, 1)
-	rt := &recordingRouter{Router: f.srv.Router(), opened: opened}
+	rt := &recordingRouter{Router: access.Router(f.srv), opened: opened}
 	p := &peer{t: t, stdin: inW, lines: make(chan []byte, 1024), served: make(chan error, 1)}
 	stop := make(chan struct{}) // closed when the test ends: stop reading stdout
 
@@ -169,7 +170,7 @@ func (f *fixture) serve(t *testing.T, ctx context.Context, opts *transport.Stdio
 	}()
 
 	id := recv(t, opened, "ServeStdio to open its session")
-	ref, ok := f.srv.Session(id)
+	ref, ok := access.Session(f.srv, id)
 	require.True(t, ok, "the session ServeStdio opened is not live")
 	p.ref = ref
 	t.Cleanup(func() {

@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/actors/transport"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 	"github.com/mcp-actors/mcp-actors/reftools"
 )
@@ -135,7 +136,7 @@ func newHTTPFixture(t *testing.T, setup *httpSetup) *httpFixture {
 	}
 	f.dialed = new(atomic.Int64)
 	ln = countingListener{ln, f.dialed}
-	rt := f.srv.Router()
+	rt := access.Router(f.srv)
 	if setup.Router != nil {
 		rt = setup.Router(rt)
 	}
@@ -279,7 +280,7 @@ func (f *httpFixture) addTools(t *testing.T) {
 // ref returns the session actor behind id.
 func (f *httpFixture) ref(t *testing.T, id string) *session.Ref {
 	t.Helper()
-	ref, ok := f.srv.Session(id)
+	ref, ok := access.Session(f.srv, id)
 	require.True(t, ok, "session %s is not live", id)
 	return ref
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-actors/mcp-actors/actors/transport"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -101,7 +102,7 @@ func TestServeStdioLineLimit(t *testing.T) {
 func TestServeStdioClientNotReading(t *testing.T) {
 	f := newFixture(t)
 	opened := make(chan string, 1)
-	rt := &recordingRouter{Router: f.srv.Router(), opened: opened}
+	rt := &recordingRouter{Router: access.Router(f.srv), opened: opened}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe() // nobody reads outR
 	t.Cleanup(func() {
@@ -114,7 +115,7 @@ func TestServeStdioClientNotReading(t *testing.T) {
 		served <- transport.ServeStdio(context.Background(), inR, outW, rt,
 			&transport.StdioOptions{MaxQueuedBytes: 4 << 10})
 	}()
-	ref, ok := f.srv.Session(recv(t, opened, "ServeStdio to open its session"))
+	ref, ok := access.Session(f.srv, recv(t, opened, "ServeStdio to open its session"))
 	require.True(t, ok)
 
 	// Each ping is answered with ~1 KiB. Writing stops when the server

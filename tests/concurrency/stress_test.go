@@ -18,6 +18,7 @@ import (
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/harness"
+	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -162,7 +163,7 @@ func TestCancellationStorm(t *testing.T) {
 		// handler has reported back (at once if none is left), so once it
 		// has ended every cancelled call's outcome has gone through it.
 		drain := &messages.CloseSession{Reason: "storm over", Grace: time.Hour}
-		if err := h.Server.Router().Deliver(ctx, c.ID(), drain); err != nil {
+		if err := access.Router(h.Server).Deliver(ctx, c.ID(), drain); err != nil {
 			return fmt.Errorf("session %d: %w", i, err)
 		}
 		select {
