@@ -19,54 +19,24 @@ import (
 // HTTPOptions configure the server's Streamable HTTP handler (HTTPHandler)
 // and, for Serve, the HTTP server around it. The zero value is usable and
 // safe: the endpoint is at /mcp and accepts only loopback Host and Origin
-// headers until told where it is reached (ListenAddr, AllowedHosts).
+// headers until told where it is reached (Endpoint.ListenAddr,
+// Endpoint.AllowedHosts).
 type HTTPOptions struct {
+	// Endpoint configures the endpoint itself: the Host and Origin headers
+	// it accepts, authentication, body and stream limits, timeouts,
+	// keep-alives and its Logger (see transport.HTTPOptions; Serve sets
+	// ListenAddr from its listener). Its Observer is the server's: the
+	// HTTP metrics.
+	Endpoint transport.HTTPOptions
 	// Path is where the MCP endpoint is served (default "/mcp"). It must
 	// start with a slash.
 	Path string
-	// ListenAddr is the address the server listens on. Unless
-	// AllowedHosts and AllowedOrigins say otherwise, a loopback address —
-	// or none — accepts only loopback Host and Origin headers
-	// (DNS-rebinding protection); any other address accepts any Host and
-	// same-origin Origins. Serve sets it from its listener.
-	ListenAddr string
-	// AllowedHosts lists the Host header values accepted (host or
-	// host:port; "*" accepts any).
-	AllowedHosts []string
-	// AllowedOrigins lists the Origin header values accepted
-	// (scheme://host[:port]; "*" accepts any). A request without Origin is
-	// always accepted.
-	AllowedOrigins []string
-	// Authenticator, when set, must accept every request; sessions are
-	// bound to the principal that opened them.
-	Authenticator transport.Authenticator
-
-	// MaxBodyBytes bounds a POST body (default 4 MiB); more gets 413.
-	MaxBodyBytes int64
-	// StreamQueue bounds the frames queued for one event stream (default
-	// 256); a client that stops reading past it loses the connection and
-	// resumes from the session's event log.
-	StreamQueue int
-	// WriteTimeout bounds one write to a client (default 30 s).
-	WriteTimeout time.Duration
-	// ReadTimeout bounds the reading of a POST body (default 10 s).
-	ReadTimeout time.Duration
-	// KeepAlive is the interval of comments on idle GET streams (default
-	// 25 s; negative disables them).
-	KeepAlive time.Duration
-	// Retry is the reconnection delay sent in priming events (default 1 s).
-	Retry time.Duration
 
 	// Health also serves GET /healthz (200 while the process runs) and
 	// GET /readyz (200 while the server opens new sessions; 503 "draining"
 	// once Shutdown has begun, and 503 with the reason while its cluster
 	// node is not ready: see Server.Ready).
 	Health bool
-	// Logger receives the transport's diagnostics: at debug level a line
-	// per request (method, MCP method, session, status, duration) and one
-	// per refused request with its reason. Nil means slog.Default().
-	Logger *slog.Logger
-
 	// TLSCertFile and TLSKeyFile make Serve speak HTTPS (HTTP/1.1 and
 	// HTTP/2) with this certificate and key (PEM files).
 	TLSCertFile string
@@ -89,9 +59,9 @@ func (o *HTTPOptions) check() error {
 		return fmt.Errorf("%w: the path %q must start with a slash", ErrInvalidOptions, o.Path)
 	}
 	for name, v := range map[string]int64{
-		"MaxBodyBytes": o.MaxBodyBytes, "StreamQueue": int64(o.StreamQueue),
-		"WriteTimeout": int64(o.WriteTimeout), "ReadTimeout": int64(o.ReadTimeout),
-		"Retry": int64(o.Retry), "ShutdownTimeout": int64(o.ShutdownTimeout),
+		"Endpoint.MaxBodyBytes": o.Endpoint.MaxBodyBytes, "Endpoint.StreamQueue": int64(o.Endpoint.StreamQueue),
+		"Endpoint.WriteTimeout": int64(o.Endpoint.WriteTimeout), "Endpoint.ReadTimeout": int64(o.Endpoint.ReadTimeout),
+		"Endpoint.Retry": int64(o.Endpoint.Retry), "ShutdownTimeout": int64(o.ShutdownTimeout),
 	} {
 		if v < 0 {
 			return fmt.Errorf("%w: %s must not be negative", ErrInvalidOptions, name)
@@ -126,20 +96,9 @@ func (s *Server) httpMux(opts *HTTPOptions) (*http.ServeMux, error) {
 	if o.Path == "" {
 		o.Path = "/mcp"
 	}
-	ep := transport.NewHTTPHandler(s.router, &transport.HTTPOptions{
-		ListenAddr:     o.ListenAddr,
-		AllowedHosts:   o.AllowedHosts,
-		AllowedOrigins: o.AllowedOrigins,
-		Authenticator:  o.Authenticator,
-		MaxBodyBytes:   o.MaxBodyBytes,
-		StreamQueue:    o.StreamQueue,
-		WriteTimeout:   o.WriteTimeout,
-		ReadTimeout:    o.ReadTimeout,
-		KeepAlive:      o.KeepAlive,
-		Retry:          o.Retry,
-		Observer:       s.httpObserver(),
-		Logger:         o.Logger,
-	})
+	endpoint := o.Endpoint
+	endpoint.Observer = s.httpObserver()
+	ep := transport.NewHTTPHandler(s.router, &endpoint)
 	mux := http.NewServeMux()
 	mux.Handle(o.Path, ep)
 	if o.Health {
@@ -176,8 +135,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, opts *HTTPOptions, 
 	if opts != nil {
 		o = *opts
 	}
-	if o.ListenAddr == "" {
-		o.ListenAddr = ln.Addr().String()
+	if o.Endpoint.ListenAddr == "" {
+		o.Endpoint.ListenAddr = ln.Addr().String()
 	}
 	if extra != nil && o.Path == "/" {
 		return fmt.Errorf("%w: the path / leaves no room for other handlers", ErrInvalidOptions)

@@ -15,6 +15,7 @@ import (
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/session"
+	"github.com/mcp-actors/mcp-actors/actors/transport"
 )
 
 // serveCmd runs a node: MCP over Streamable HTTP on one endpoint, plus
@@ -97,14 +98,16 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 		keepAlive = -1
 	}
 	opts := &mcpactors.HTTPOptions{
+		Endpoint: transport.HTTPOptions{
+			ListenAddr:     ln.Addr().String(),
+			AllowedHosts:   c.AllowedHosts,
+			AllowedOrigins: c.AllowedOrigins,
+			MaxBodyBytes:   c.MaxBody,
+			KeepAlive:      keepAlive,
+			Logger:         log,
+		},
 		Path:            c.Path,
-		ListenAddr:      ln.Addr().String(),
-		AllowedHosts:    c.AllowedHosts,
-		AllowedOrigins:  c.AllowedOrigins,
-		MaxBodyBytes:    c.MaxBody,
-		KeepAlive:       keepAlive,
 		Health:          true,
-		Logger:          log,
 		TLSCertFile:     c.TLSCert,
 		TLSKeyFile:      c.TLSKey,
 		H2C:             c.H2C,

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/messages"
 	"github.com/mcp-actors/mcp-actors/reftools"
 )
@@ -35,7 +36,7 @@ func startNode(b *testing.B) *node {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := srv.HTTPHandler(&mcpactors.HTTPOptions{ListenAddr: ln.Addr().String()})
+	h, err := srv.HTTPHandler(&mcpactors.HTTPOptions{Endpoint: transport.HTTPOptions{ListenAddr: ln.Addr().String()}})
 	if err != nil {
 		b.Fatal(err)
 	}
