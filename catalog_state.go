@@ -8,53 +8,24 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcp-actors/mcp-actors/cluster"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
 // The catalog's shared state: which tools are enabled, and how often each
 // resource has changed. On one server it is kept here; in a cluster it is
-// replicated (package cluster keeps it in a JetStream bucket), so that every
-// node lists the same tools and every session on every node is told of a
-// change once. Code is never replicated: each node runs its own handlers,
-// and a tool that a node may enable at runtime must be added (disabled) on
-// every node.
+// replicated (package cluster keeps it, see cluster.Relay.UpdateTool), so
+// that every node lists the same tools and every session on every node is
+// told of a change once.
 //
-//	SetToolEnabled / ToggleTool ──▶ state "tool.<name>" = on|off ──▶ every node: list changes ──▶ tools/list_changed
-//	NotifyResourceUpdated       ──▶ state "res.<uri>" = version   ──▶ every node: subscribers  ──▶ resources/updated
+//	SetToolEnabled / ToggleTool ──▶ cluster: tool on|off    ──▶ every node: list changes ──▶ tools/list_changed
+//	NotifyResourceUpdated       ──▶ cluster: resource version ──▶ every node: subscribers  ──▶ resources/updated
 
 // catalogState is where the shared state lives when it is replicated.
 type catalogState interface {
-	// UpdateCatalog sets key to what update makes of its value (nil when
-	// absent), atomically across the cluster.
-	UpdateCatalog(ctx context.Context, key string, update func(old []byte) []byte) error
-	// WatchCatalog calls apply with every value the state holds, then
-	// with every change, in the order they were made, on every node.
-	WatchCatalog(apply func(key string, value []byte))
-}
-
-// Catalog state keys and values.
-const (
-	toolKeyPrefix = "tool."
-	resKeyPrefix  = "res."
-	stateOn       = "on"
-	stateOff      = "off"
-)
-
-func toolKey(name string) string {
-	return toolKeyPrefix + base64.RawURLEncoding.EncodeToString([]byte(name))
-}
-func resKey(uri string) string {
-	return resKeyPrefix + base64.RawURLEncoding.EncodeToString([]byte(uri))
-}
-
-// resURI is the URI of a resource's state key, and whether key is one.
-func resURI(key string) (string, bool) {
-	enc, ok := strings.CutPrefix(key, resKeyPrefix)
-	if !ok {
-		return "", false
-	}
-	uri, err := base64.RawURLEncoding.DecodeString(enc)
-	return string(uri), err == nil
+	UpdateTool(ctx context.Context, name string, cur bool, next func(on bool) bool) (bool, error)
+	BumpResource(ctx context.Context, uri string, local uint64) (uint64, error)
+	WatchCatalog(w cluster.CatalogWatch)
 }
 
 // SetToolEnabled lists the tool name (added with AddTool) or hides it: a
@@ -90,18 +61,7 @@ func (s *Server) updateTool(ctx context.Context, name string, next func(bool) bo
 		}
 		return on, nil
 	}
-	var on bool
-	err := s.state.UpdateCatalog(ctx, toolKey(name), func(old []byte) []byte {
-		cur := s.HasTool(name)
-		if old != nil {
-			cur = string(old) == stateOn
-		}
-		on = next(cur)
-		if on {
-			return []byte(stateOn)
-		}
-		return []byte(stateOff)
-	})
+	on, err := s.state.UpdateTool(ctx, name, s.HasTool(name), next)
 	if err != nil {
 		return false, err
 	}
@@ -162,12 +122,7 @@ func (s *Server) NotifyResourceUpdated(uri string) {
 		s.bumpVersion(uri, 0)
 		return
 	}
-	var version uint64
-	err := s.state.UpdateCatalog(context.Background(), resKey(uri), func(old []byte) []byte {
-		n, _ := strconv.ParseUint(string(old), 10, 64)
-		version = max(n, s.ResourceVersion(uri)) + 1
-		return strconv.AppendUint(nil, version, 10)
-	})
+	version, err := s.state.BumpResource(context.Background(), uri, s.ResourceVersion(uri))
 	if err != nil {
 		s.log.Error("replicating a resource update failed; only this node's sessions are told", "uri", uri, "err", err)
 		s.bumpVersion(uri, 0)
@@ -203,26 +158,27 @@ func (s *Server) bumpVersion(uri string, v uint64) {
 	s.broadcast(messages.MethodResourceUpdated, &messages.ResourceUpdatedParams{URI: uri}, uri)
 }
 
-// applyState applies one value of the replicated state.
-func (s *Server) applyState(key string, value []byte) {
-	switch {
-	case strings.HasPrefix(key, toolKeyPrefix):
-		name, err := base64.RawURLEncoding.DecodeString(key[len(toolKeyPrefix):])
-		if err == nil && (string(value) == stateOn || string(value) == stateOff) {
-			s.applyTool(string(name), string(value) == stateOn)
-		}
-	case strings.HasPrefix(key, resKeyPrefix):
-		uri, ok := resURI(key)
-		v, err := strconv.ParseUint(string(value), 10, 64)
-		if ok && err == nil {
-			s.bumpVersion(uri, v)
-		}
-	}
+// The keys of a session's catalog mark: the tool list's fingerprint under
+// markTools, and each subscribed resource's version under markKey(uri).
+const (
+	markTools          = "tools"
+	markResourcePrefix = "res."
+)
+
+// markKey is the key of a resource's version in a session's catalog mark.
+func markKey(uri string) string {
+	return markResourcePrefix + base64.RawURLEncoding.EncodeToString([]byte(uri))
 }
 
-// markTools is the key of the tool list's fingerprint in a session's
-// catalog mark; a resource's version is under its state key (resKey).
-const markTools = "tools"
+// markURI is the URI of a resource's mark key, and whether key is one.
+func markURI(key string) (string, bool) {
+	enc, ok := strings.CutPrefix(key, markResourcePrefix)
+	if !ok {
+		return "", false
+	}
+	uri, err := base64.RawURLEncoding.DecodeString(enc)
+	return string(uri), err == nil
+}
 
 // catalogMark is a session's catalog mark (session.Config.Mark): the
 // fingerprint of the tool list and the version of each resource it
@@ -231,7 +187,7 @@ func (s *Server) catalogMark(subscriptions []string) map[string]string {
 	m := make(map[string]string, 1+len(subscriptions))
 	m[markTools] = s.toolsFingerprint()
 	for _, uri := range subscriptions {
-		m[resKey(uri)] = strconv.FormatUint(s.ResourceVersion(uri), 10)
+		m[markKey(uri)] = strconv.FormatUint(s.ResourceVersion(uri), 10)
 	}
 	return m
 }
@@ -257,7 +213,7 @@ func (s *Server) catchUp(mark map[string]string) []*messages.NotifyClient {
 		notify(messages.MethodToolsListChanged, &messages.ListChangedParams{}, "")
 	}
 	for key, v := range mark {
-		uri, ok := resURI(key)
+		uri, ok := markURI(key)
 		seen, err := strconv.ParseUint(v, 10, 64)
 		if ok && err == nil && s.ResourceVersion(uri) > seen {
 			notify(messages.MethodResourceUpdated, &messages.ResourceUpdatedParams{URI: uri}, uri)

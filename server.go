@@ -231,7 +231,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 			return metrics.ClusterTopology{Peers: tp.Peers, Leads: leads}
 		})
 	}
-	rt.WatchCatalog(s.applyState)
+	rt.WatchCatalog(cluster.CatalogWatch{Tool: s.applyTool, Resource: s.bumpVersion})
 	return nil
 }
 
