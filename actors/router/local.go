@@ -37,7 +37,7 @@ type entry struct {
 	// closed is set by SessionClosed, on the actor, before the actor lets
 	// go of its mailbox; see Deliver.
 	closed  atomic.Bool
-	retired atomic.Bool // deleted by its client: Lookup says not found
+	deleted atomic.Bool // deleted by its client: Lookup says not found
 }
 
 // NewLocal returns the router of a process that holds at most maxSessions
@@ -120,7 +120,7 @@ func (l *Local) Check(ctx context.Context, id string) error {
 // Lookup returns what is known of session id, or ErrSessionNotFound.
 func (l *Local) Lookup(_ context.Context, id string) (Meta, error) {
 	e := l.entry(id)
-	if e == nil || e.retired.Load() {
+	if e == nil || e.deleted.Load() {
 		return Meta{}, ErrSessionNotFound
 	}
 	m := Meta{Principal: e.principal}
@@ -146,7 +146,7 @@ func (l *Local) Deliver(_ context.Context, id string, m messages.ActorMessage) e
 	// whoever posts to an idle one), and may close meanwhile.
 	e.ref.Send(m)
 	if _, ok := m.(*messages.DeleteSession); ok {
-		e.retired.Store(true) // the session is closing: refuse it from now on
+		e.deleted.Store(true) // the session is closing: refuse it from now on
 	}
 	if e.closed.Load() {
 		// The session closed around the send, and m may have arrived after
