@@ -78,3 +78,27 @@ func TestLocalConcurrentRestores(t *testing.T) {
 	}
 
 }
+
+// TestRestoredSessionRunsNoRequestTwice: a request that was running on the
+// lost node when the session's State was written, and is delivered again
+// to the restored session, is answered with an error rather than run a
+// second time (it may have taken effect); other requests, and the same ID
+// sent afresh after that answer, run.
+func TestRestoredSessionRunsNoRequestTwice(t *testing.T) {
+	srv := newServer(t, nil)
+	rt := access.Router(srv)
+	local, ok := rt.(*router.Local)
+	require.True(t, ok)
+	require.NoError(t, local.Restore("s1", router.OpenOptions{Principal: "p", Resumable: true,
+		Restore: &session.State{ProtocolVersion: messages.Version20251125, Running: []messages.ID{messages.IntID(5)}}}))
+
+	res := response(t, roundTrip(t, rt, "s1", "p", call(5, messages.MethodListTools, "")))
+	require.NotNil(t, res.Error, "the request that ran on the lost node")
+	assert.Equal(t, int64(messages.CodeInternalError), res.Error.Code)
+	assert.Contains(t, res.Error.Message, "may have taken effect")
+
+	res = response(t, roundTrip(t, rt, "s1", "p", call(6, messages.MethodListTools, "")))
+	assert.Nil(t, res.Error, "another request runs")
+	res = response(t, roundTrip(t, rt, "s1", "p", call(5, messages.MethodListTools, "")))
+	assert.Nil(t, res.Error, "the same ID sent afresh runs")
+}

@@ -44,6 +44,9 @@ type sessionActor struct {
 	logLevel messages.LoggingLevel // as the client set it ("" before)
 	subs     map[string]struct{}   // subscribed resource URIs
 	inflight map[messages.ID]*inflight
+	// ranBefore are the requests that ran on the lost node when the
+	// restored State was written (State.Running).
+	ranBefore map[messages.ID]struct{}
 	table    *outbound.Table
 	streams  streamSet
 	lifetime *time.Timer // MaxLifetime; nil without one

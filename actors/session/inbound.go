@@ -62,6 +62,14 @@ func (a *sessionActor) handleRequest(req *messages.Message, conn messages.Stream
 		fail(messages.Errorf(messages.CodeInvalidRequest, "invalid request: the session is closing"))
 		return
 	}
+	if _, ran := a.ranBefore[req.ID]; ran {
+		// Delivered again after its node was lost, which may have run it
+		// to its end: at most once, so its outcome is unknown.
+		delete(a.ranBefore, req.ID)
+		fail(messages.Errorf(messages.CodeInternalError,
+			"internal error: the node running this request was lost; it may have taken effect before"))
+		return
+	}
 	switch req.Method {
 	case messages.MethodSetLevel:
 		var p messages.SetLevelParams

@@ -3,6 +3,7 @@ package session
 import (
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -27,6 +28,11 @@ type State struct {
 	// Mark is what the server knew of the catalog the session had been
 	// told of when the State was written (Config.Mark).
 	Mark map[string]string `json:"mark,omitempty"`
+	// Running are the IDs of the client requests whose handlers ran when
+	// the State was written. One of them delivered again to a restored
+	// session (its node was lost before it answered) may have taken effect
+	// already: it is answered with an error, not run twice.
+	Running []messages.ID `json:"running,omitempty"`
 
 	// Events is the session's event log as the cluster kept it (see
 	// Config.Journal), for a restored session; it is not part of the
@@ -42,6 +48,10 @@ func (a *sessionActor) snapshot() *State {
 		Subscriptions: slices.Sorted(maps.Keys(a.subs)),
 		Data:          maps.Clone(a.data.m),
 	}
+	for id := range a.inflight {
+		st.Running = append(st.Running, id)
+	}
+	slices.SortFunc(st.Running, func(x, y messages.ID) int { return strings.Compare(x.Raw(), y.Raw()) })
 	if a.info != nil {
 		st.ProtocolVersion = a.info.ProtocolVersion
 		st.ClientInfo = a.info.ClientInfo
@@ -79,6 +89,12 @@ func (a *sessionActor) restore(st *State) {
 		_ = a.data.put(k, v, a.lim)
 	}
 	a.streams.restore(st.Events)
+	for _, id := range st.Running {
+		if a.ranBefore == nil {
+			a.ranBefore = make(map[messages.ID]struct{}, len(st.Running))
+		}
+		a.ranBefore[id] = struct{}{}
+	}
 	// Open, though the State was written before notifications/initialized
 	// (open does not write it): the client sends it right after
 	// initialize's answer, and the node that got it may be the one that
