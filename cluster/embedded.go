@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -38,20 +39,39 @@ func (n *Node) startServer() error {
 	// The server's debug lines (routes connecting, JetStream's elections)
 	// come only when the node's log shows debug lines.
 	debug := n.log.Enabled(context.Background(), slog.LevelDebug)
-	ns.SetLoggerV2(newNATSLogger(n.log, n.opts.Secret), debug, false, false)
+	logger := newNATSLogger(n.log, n.opts.Secret)
+	ns.SetLoggerV2(logger, debug, false, false)
 	ns.Start()
 	// Seconds at most, unless the machine is starved of CPU (seen: more
-	// than 10 s for a node started beside others under -race on 2 cores).
-	if !ns.ReadyForConnections(serverStartTimeout) {
-		ns.Shutdown()
-		return fmt.Errorf("cluster: the embedded NATS server did not start within %s", serverStartTimeout)
+	// than 10 s for a node started beside others under -race on 2 cores);
+	// a listener that cannot bind ends the wait at once.
+	deadline := time.Now().Add(serverStartTimeout)
+	for !ns.ReadyForConnections(startPoll) {
+		select {
+		case err := <-logger.fatal:
+			ns.Shutdown()
+			return fmt.Errorf("%w: %w", ErrServerStart, err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			ns.Shutdown()
+			return fmt.Errorf("%w: not ready within %s", ErrServerStart, serverStartTimeout)
+		}
 	}
 	n.ns = ns
 	return nil
 }
 
-// serverStartTimeout bounds the embedded server's start.
-const serverStartTimeout = 30 * time.Second
+// ErrServerStart reports that the embedded NATS server did not start: a
+// port it was given is taken, say.
+var ErrServerStart = errors.New("cluster: the embedded NATS server did not start")
+
+// serverStartTimeout bounds the embedded server's start; startPoll is how
+// often the wait looks for a fatal error meanwhile.
+const (
+	serverStartTimeout = 30 * time.Second
+	startPoll          = 100 * time.Millisecond
+)
 
 func (n *Node) shutdownServer() {
 	if n.ns != nil {
@@ -139,10 +159,11 @@ func (inProcessOnly) Check(c server.ClientAuthentication) bool {
 type natsLogger struct {
 	log    *slog.Logger
 	redact *strings.Replacer // nil without a secret
+	fatal  chan error        // the first fatal error (a listener that cannot bind), for the start's wait
 }
 
 func newNATSLogger(log *slog.Logger, secret string) natsLogger {
-	l := natsLogger{log: log}
+	l := natsLogger{log: log, fatal: make(chan error, 1)}
 	if secret != "" {
 		escaped := strings.TrimPrefix(url.UserPassword(routeUser, secret).String(), routeUser+":")
 		l.redact = strings.NewReplacer(secret, "[REDACTED]", escaped, "[REDACTED]")
@@ -160,7 +181,14 @@ func (l natsLogger) line(f string, v []any) string {
 
 func (l natsLogger) Noticef(f string, v ...any) { l.log.Debug(l.line(f, v)) }
 func (l natsLogger) Warnf(f string, v ...any)   { l.log.Warn(l.line(f, v)) }
-func (l natsLogger) Fatalf(f string, v ...any)  { l.log.Error(l.line(f, v)) }
-func (l natsLogger) Errorf(f string, v ...any)  { l.log.Error(l.line(f, v)) }
-func (l natsLogger) Debugf(f string, v ...any)  { l.log.Debug(l.line(f, v)) }
-func (l natsLogger) Tracef(f string, v ...any)  {}
+func (l natsLogger) Fatalf(f string, v ...any) {
+	line := l.line(f, v)
+	l.log.Error(line)
+	select {
+	case l.fatal <- errors.New(line):
+	default: // one is enough
+	}
+}
+func (l natsLogger) Errorf(f string, v ...any) { l.log.Error(l.line(f, v)) }
+func (l natsLogger) Debugf(f string, v ...any) { l.log.Debug(l.line(f, v)) }
+func (l natsLogger) Tracef(f string, v ...any) {}

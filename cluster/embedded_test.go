@@ -115,6 +115,22 @@ func TestClusterAdvertise(t *testing.T) {
 	assert.Contains(t, info, `"ip":"nats-route://127.0.0.1:7777/"`)
 }
 
+// TestStartOnATakenRoutePort: a node whose route port another process
+// holds fails to start at once, saying so, rather than wait out the
+// start's bound; StartLocal then starts again on other ports.
+func TestStartOnATakenRoutePort(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer held.Close()
+	route := held.Addr().String()
+	start := time.Now()
+	_, err = cluster.Start(t.Context(), cluster.Options{NodeID: "late", DataDir: t.TempDir(), ClusterListen: route,
+		Routes: []string{"nats-route://" + route}, Secret: "s3cret", Logger: slog.New(slog.DiscardHandler)})
+	require.ErrorIs(t, err, cluster.ErrServerStart)
+	assert.ErrorContains(t, err, "address already in use")
+	assert.Less(t, time.Since(start), 20*time.Second, "at once, not after the start's 30 s bound")
+}
+
 // TestRoutesMutualTLS: three nodes whose routes use mutual TLS alone (no
 // secret) join and work; a node whose certificate another CA signed does
 // not join, though it trusts the cluster's CA.

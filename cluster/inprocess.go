@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/mcp-actors/mcp-actors/internal/loopback"
@@ -19,6 +21,25 @@ func StartLocal(ctx context.Context, n int, dataDir string, base Options) ([]*No
 	if n < 1 {
 		return nil, fmt.Errorf("%w: a cluster of %d nodes", ErrInvalidOptions, n)
 	}
+	// A port checked free may be taken by another process before its node
+	// listens on it: start again on other ports, from empty stores.
+	for attempt := 1; ; attempt++ {
+		nodes, err := startLocal(ctx, n, dataDir, base)
+		if err == nil || !errors.Is(err, ErrServerStart) || attempt == startAttempts || ctx.Err() != nil {
+			return nodes, err
+		}
+		for i := 1; i <= n; i++ {
+			if err := os.RemoveAll(filepath.Join(dataDir, fmt.Sprintf("n%d", i))); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// startAttempts bounds StartLocal's starts on fresh ports.
+const startAttempts = 3
+
+func startLocal(ctx context.Context, n int, dataDir string, base Options) ([]*Node, error) {
 	var nodes []*Node
 	fail := func(err error) ([]*Node, error) {
 		for _, nd := range nodes {
