@@ -7,6 +7,10 @@
 // protocol buffers, for the binary envelope actor messages cross nodes in;
 // see codec.go), and knows nothing about actors, NATS or HTTP.
 //
+// The wire types are written for encoding/json/v2 (Marshal, or v2's own
+// Marshal): v2 writes a nil list the protocol requires as [], where
+// encoding/json v1's options write null.
+//
 //	wire bytes ──Decode──▶ *Message ──(transport)──▶ HandleRequest / HandleNotification / DeliverResponse
 //	                                                      │
 //	wire bytes ◀──Frame.Data◀── EncodeResponse / EncodeRequest / EncodeNotification ◀── session
