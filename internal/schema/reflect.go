@@ -59,9 +59,10 @@ func ForType[T any]() (jsontext.Value, error) {
 // are For's: MCP's structuredContent is a JSON object too, so t must be a
 // struct or a map, or ErrNotObject is returned.
 //
-// encoding/json writes a nil pointer, slice or map as null unless the field
-// has omitempty, and the schema does not allow null there: a server that
-// validates its own structuredContent should tag such fields omitempty (or
+// encoding/json/v2 (which writes structuredContent) writes a nil slice or
+// map as [] or {}, but a nil pointer as null unless the field has omitzero
+// or omitempty, and the schema does not allow null there: a server that
+// validates its own structuredContent should tag such fields so (or
 // `jsonschema:"nullable"`) or keep them non-nil.
 func ForOutput(t reflect.Type) (jsontext.Value, error) {
 	return forObject(t, "output")
