@@ -47,14 +47,14 @@ type sessionActor struct {
 	// ranBefore are the requests that ran on the lost node when the
 	// restored State was written (State.Running).
 	ranBefore map[messages.ID]struct{}
-	table    *outbound.Table
-	streams  streamSet
-	lifetime *time.Timer // MaxLifetime; nil without one
-	idle     *time.Timer // IdleTimeout's check; nil without one
-	active   time.Time   // when the last message arrived, for IdleTimeout
-	draining *time.Timer // set while draining before a close
-	pending  int         // server-to-client calls last reported to the Observer
-	selfSend func(any)   // posts to this actor from timers; set when started
+	table     *outbound.Table
+	streams   streamSet
+	lifetime  *time.Timer // MaxLifetime; nil without one
+	idle      *time.Timer // IdleTimeout's check; nil without one
+	active    time.Time   // when the last message arrived, for IdleTimeout
+	draining  *time.Timer // set while draining before a close
+	pending   int         // server-to-client calls last reported to the Observer
+	selfSend  func(any)   // posts to this actor from timers; set when started
 
 	roots   rootsState
 	data    dataStore
