@@ -53,7 +53,7 @@ func completionKey(ref *messages.CompleteReference) (string, *messages.Error) {
 
 func (s *Server) complete(ctx context.Context, sess *Session, req *messages.Message) (any, error) {
 	var p messages.CompleteParams
-	if err := decodeParams(req.Params, &p); err != nil {
+	if err := messages.DecodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
 	key, kerr := completionKey(p.Ref)

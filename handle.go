@@ -2,7 +2,6 @@ package mcpactors
 
 import (
 	"context"
-	"encoding/json/jsontext"
 
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -30,9 +29,4 @@ func (s *Server) handle(ctx context.Context, sess *Session, req *messages.Messag
 		return s.complete(ctx, sess, req)
 	}
 	return nil, messages.Errorf(messages.CodeMethodNotFound, "method not found: %q", req.Method)
-}
-
-// decodeParams decodes request params (absent means {}) into v.
-func decodeParams(raw jsontext.Value, v any) *messages.Error {
-	return messages.DecodeParams(raw, v)
 }

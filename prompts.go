@@ -50,7 +50,7 @@ func (s *Server) RemovePrompts(names ...string) {
 
 func (s *Server) listPrompts(req *messages.Message) (any, error) {
 	var p messages.ListPromptsParams
-	if err := decodeParams(req.Params, &p); err != nil {
+	if err := messages.DecodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
 	page, next, perr := s.prompts.Load().page("prompts", p.Cursor, s.opts.PageSize)
@@ -66,7 +66,7 @@ func (s *Server) listPrompts(req *messages.Message) (any, error) {
 
 func (s *Server) getPrompt(ctx context.Context, sess *Session, req *messages.Message) (any, error) {
 	var p messages.GetPromptParams
-	if err := decodeParams(req.Params, &p); err != nil {
+	if err := messages.DecodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
 	pr, ok := s.prompts.Load().get(p.Name)

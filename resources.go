@@ -92,7 +92,7 @@ func (s *Server) RemoveResourceTemplates(templates ...string) {
 
 func (s *Server) listResources(req *messages.Message) (any, error) {
 	var p messages.ListResourcesParams
-	if err := decodeParams(req.Params, &p); err != nil {
+	if err := messages.DecodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
 	page, next, perr := s.resources.Load().page("resources", p.Cursor, s.opts.PageSize)
@@ -108,7 +108,7 @@ func (s *Server) listResources(req *messages.Message) (any, error) {
 
 func (s *Server) listResourceTemplates(req *messages.Message) (any, error) {
 	var p messages.ListResourceTemplatesParams
-	if err := decodeParams(req.Params, &p); err != nil {
+	if err := messages.DecodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
 	page, next, perr := s.templates.Load().page("templates", p.Cursor, s.opts.PageSize)
@@ -124,7 +124,7 @@ func (s *Server) listResourceTemplates(req *messages.Message) (any, error) {
 
 func (s *Server) readResource(ctx context.Context, sess *Session, req *messages.Message) (any, error) {
 	var p messages.ReadResourceParams
-	if err := decodeParams(req.Params, &p); err != nil {
+	if err := messages.DecodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
 	if p.URI == "" {

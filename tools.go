@@ -146,7 +146,7 @@ func (s *Server) HasTool(name string) bool {
 
 func (s *Server) listTools(req *messages.Message) (any, error) {
 	var p messages.ListToolsParams
-	if err := decodeParams(req.Params, &p); err != nil {
+	if err := messages.DecodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
 	page, next, perr := s.tools.Load().page("tools", p.Cursor, s.opts.PageSize)

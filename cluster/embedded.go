@@ -27,7 +27,7 @@ import (
 //	log          the secret is redacted from every line (natsLogger)
 
 // startServer starts the embedded NATS server.
-func (n *Node) startServer() error {
+func (n *Node) startServer(ctx context.Context) error {
 	so, err := n.opts.serverOptions()
 	if err != nil {
 		return err
@@ -44,13 +44,16 @@ func (n *Node) startServer() error {
 	ns.Start()
 	// Seconds at most, unless the machine is starved of CPU (seen: more
 	// than 10 s for a node started beside others under -race on 2 cores);
-	// a listener that cannot bind ends the wait at once.
+	// a listener that cannot bind, or ctx, ends the wait at once.
 	deadline := time.Now().Add(serverStartTimeout)
 	for !ns.ReadyForConnections(startPoll) {
 		select {
 		case err := <-logger.fatal:
 			ns.Shutdown()
 			return fmt.Errorf("%w: %w", ErrServerStart, err)
+		case <-ctx.Done():
+			ns.Shutdown()
+			return fmt.Errorf("%w: %w", ErrServerStart, ctx.Err())
 		default:
 		}
 		if time.Now().After(deadline) {

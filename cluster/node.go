@@ -79,7 +79,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		warnWrites: rate.Sometimes{Interval: time.Second}, warnNATS: rate.Sometimes{Interval: time.Second}}
 	n.lease.base = n.started
 	if len(o.URLs) == 0 {
-		if err := n.startServer(); err != nil {
+		if err := n.startServer(ctx); err != nil {
 			return nil, err
 		}
 	}

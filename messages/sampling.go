@@ -42,29 +42,43 @@ type SamplingMessage struct {
 // (a choice by length, which v2 cannot make).
 func (m SamplingMessage) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type fields SamplingMessage
-	return json.MarshalEncode(enc, &struct {
-		*fields
-		Content any `json:"content"`
-	}{(*fields)(&m), samplingContent(m.Content)})
+	return marshalSampled(enc, (*fields)(&m), m.Content)
 }
 
 // UnmarshalJSONFrom accepts content as one block or an array.
 func (m *SamplingMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	type fields SamplingMessage
-	var w struct {
-		fields
-		Content jsontext.Value `json:"content"`
-	}
-	if err := json.UnmarshalDecode(dec, &w); err != nil {
-		return err
-	}
-	content, err := unmarshalSamplingContent(w.Content)
+	var f fields
+	content, err := unmarshalSampled(dec, &f)
 	if err != nil {
 		return err
 	}
-	*m = SamplingMessage(w.fields)
+	*m = SamplingMessage(f)
 	m.Content = content
 	return nil
+}
+
+// sampled is a sampling message or result on the wire: its fields (a
+// struct type without JSON methods), with the content member in Content's
+// shape (its own Content member is shadowed).
+type sampled[F, C any] struct {
+	Fields  *F `json:",embed"`
+	Content C  `json:"content"`
+}
+
+// marshalSampled writes fields with content as one block or an array.
+func marshalSampled[F any](enc *jsontext.Encoder, fields *F, content ContentList) error {
+	return json.MarshalEncode(enc, &sampled[F, any]{fields, samplingContent(content)})
+}
+
+// unmarshalSampled reads into fields and returns the content, one block or
+// an array.
+func unmarshalSampled[F any](dec *jsontext.Decoder, fields *F) (ContentList, error) {
+	w := sampled[F, jsontext.Value]{Fields: fields}
+	if err := json.UnmarshalDecode(dec, &w); err != nil {
+		return nil, err
+	}
+	return unmarshalSamplingContent(w.Content)
 }
 
 // samplingContent is what a sampling message's content marshals as: one
@@ -149,27 +163,18 @@ type CreateMessageResult struct {
 // MarshalJSONTo writes the result with content as one block or an array.
 func (r CreateMessageResult) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type fields CreateMessageResult
-	return json.MarshalEncode(enc, &struct {
-		*fields
-		Content any `json:"content"`
-	}{(*fields)(&r), samplingContent(r.Content)})
+	return marshalSampled(enc, (*fields)(&r), r.Content)
 }
 
 // UnmarshalJSONFrom accepts content as one block or an array.
 func (r *CreateMessageResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	type fields CreateMessageResult
-	var w struct {
-		fields
-		Content jsontext.Value `json:"content"`
-	}
-	if err := json.UnmarshalDecode(dec, &w); err != nil {
-		return err
-	}
-	content, err := unmarshalSamplingContent(w.Content)
+	var f fields
+	content, err := unmarshalSampled(dec, &f)
 	if err != nil {
 		return err
 	}
-	*r = CreateMessageResult(w.fields)
+	*r = CreateMessageResult(f)
 	r.Content = content
 	return nil
 }
