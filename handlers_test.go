@@ -17,13 +17,15 @@ import (
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
-// TestLockedThreadIsNotReused checks that a handler that locks its OS
-// thread and returns without unlocking it (a library that changes the
-// thread's namespace or credentials might) does not hand that thread to
-// other handlers: each handler runs on a goroutine of its own, and a
-// goroutine that ends locked takes its thread with it.
+// TestLockedThreadIsNotReused checks that, with
+// Options.FreshHandlerGoroutines, a handler that locks its OS thread and
+// returns without unlocking it (a library that changes the thread's
+// namespace or credentials might) does not hand that thread to other
+// handlers: each handler runs on a goroutine of its own, and a goroutine
+// that ends locked takes its thread with it.
 func TestLockedThreadIsNotReused(t *testing.T) {
-	srv := mcpactors.NewServer(messages.Implementation{Name: "threads", Version: "1"}, nil)
+	srv := mcpactors.NewServer(messages.Implementation{Name: "threads", Version: "1"},
+		&mcpactors.Options{FreshHandlerGoroutines: true})
 	for _, name := range []string{"lock", "tid"} {
 		lock := name == "lock"
 		require.NoError(t, srv.AddTool(&messages.Tool{Name: name},

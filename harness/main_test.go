@@ -7,5 +7,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	// Goroutines that run before any test (a library's, started when it
+	// is loaded, such as panjf2000/ants's default pool) are not leaks.
+	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
 }

@@ -93,10 +93,9 @@ type Config struct {
 	// Streams carries the sessions' frames to the streams they are
 	// addressed to (the node's stream registry, or the cluster). Required.
 	Streams Streams
-	// Go runs handlers off the mailbox (nil: a new goroutine each, which
-	// is what a server should use: a handler may lock its OS thread and
-	// never unlock it, and a goroutine that ends takes such a thread with
-	// it, where a reused one would hand it to other sessions' handlers).
+	// Go runs handlers off the mailbox (nil: a new goroutine each; the
+	// root package's server reuses goroutines unless told otherwise, see
+	// its Options.FreshHandlerGoroutines).
 	Go func(func())
 	// Dispatcher processes the sessions' mailboxes (nil: protoactor's
 	// default, a new goroutine per mailbox run).
