@@ -3,6 +3,8 @@ package mcpactors
 import (
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/panjf2000/ants/v2"
@@ -20,7 +22,14 @@ import (
 // locks its OS thread and returns without unlocking it leaves the thread
 // to the handlers that run on that goroutine next.
 type handlerGoroutines struct {
-	pool *ants.Pool // nil: a new goroutine per handler
+	fresh bool // Options.FreshHandlerGoroutines: a new goroutine per handler
+	log   *slog.Logger
+
+	ready atomic.Pointer[ants.Pool] // the pool once made, until released: run's path
+
+	mu       sync.Mutex
+	pool     *ants.Pool // made for the first handler: a server that runs none starts no goroutine
+	released bool
 }
 
 // idleHandlerGoroutine is how long a goroutine with nothing to run waits
@@ -28,31 +37,52 @@ type handlerGoroutines struct {
 const idleHandlerGoroutine = 10 * time.Second
 
 func newHandlerGoroutines(fresh bool, log *slog.Logger) *handlerGoroutines {
-	if fresh {
-		return &handlerGoroutines{}
-	}
-	pool, err := ants.NewPool(-1, ants.WithNonblocking(true), ants.WithExpiryDuration(idleHandlerGoroutine),
-		ants.WithLogger(antsLogger{log}))
-	if err != nil { // only for options that are not valid
-		panic(fmt.Sprintf("mcpactors: the handler goroutines: %v", err))
-	}
-	return &handlerGoroutines{pool: pool}
+	return &handlerGoroutines{fresh: fresh, log: log}
 }
 
-// run runs f on an idle goroutine, or a new one when none is idle or the
-// pool was released.
+// run runs f on an idle goroutine, or a new one when none is idle, the
+// goroutines were released, or the server was told to use fresh ones.
 func (h *handlerGoroutines) run(f func()) {
-	if h.pool == nil || h.pool.Submit(f) != nil {
+	if p := h.get(); p == nil || p.Submit(f) != nil {
 		go f()
 	}
 }
 
-// release ends the idle goroutines, and each busy one once its handler
-// returns.
-func (h *handlerGoroutines) release() {
-	if h.pool != nil {
-		h.pool.Release()
+// get returns the pool, made on first use; nil once released or with
+// fresh goroutines.
+func (h *handlerGoroutines) get() *ants.Pool {
+	if p := h.ready.Load(); p != nil {
+		return p
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pool != nil || h.released || h.fresh {
+		return h.pool
+	}
+	pool, err := ants.NewPool(-1, ants.WithNonblocking(true), ants.WithExpiryDuration(idleHandlerGoroutine),
+		ants.WithLogger(antsLogger{h.log}))
+	if err != nil { // only for options that are not valid
+		h.log.Error("handler goroutines cannot be reused: each handler gets its own", "err", err)
+		h.fresh = true
+		return nil
+	}
+	h.pool = pool
+	h.ready.Store(pool)
+	return pool
+}
+
+// release ends the idle goroutines, and each busy one once its handler
+// returns; handlers run afterwards get goroutines of their own. Calling
+// it again does nothing.
+func (h *handlerGoroutines) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pool != nil && !h.released {
+		h.ready.Store(nil)
+		h.pool.Release()
+		h.pool = nil
+	}
+	h.released = true
 }
 
 // antsLogger passes the pool's own messages (about a task that panicked:

@@ -322,6 +322,7 @@ func (s *Server) end(ctx context.Context, grace time.Duration) error {
 			for _, r := range refs {
 				r.Send(&messages.CloseSession{Reason: "server closing: deadline passed"})
 			}
+			s.handlers.release() // a handler still running ends on its own
 			return ctx.Err()
 		}
 	}
