@@ -25,11 +25,9 @@ type handlerGoroutines struct {
 	fresh bool // Options.FreshHandlerGoroutines: a new goroutine per handler
 	log   *slog.Logger
 
-	ready atomic.Pointer[ants.Pool] // the pool once made, until released: run's path
-
-	mu       sync.Mutex
-	pool     *ants.Pool // made for the first handler: a server that runs none starts no goroutine
-	released bool
+	pool     atomic.Pointer[ants.Pool] // made for the first handler (a server that runs none starts no goroutine); nil once released
+	mu       sync.Mutex                // orders making the pool with releasing it
+	released bool                      // guarded by mu
 }
 
 // idleHandlerGoroutine is how long a goroutine with nothing to run waits
@@ -43,32 +41,35 @@ func newHandlerGoroutines(fresh bool, log *slog.Logger) *handlerGoroutines {
 // run runs f on an idle goroutine, or a new one when none is idle, the
 // goroutines were released, or the server was told to use fresh ones.
 func (h *handlerGoroutines) run(f func()) {
+	if h.fresh {
+		go f()
+		return
+	}
 	if p := h.get(); p == nil || p.Submit(f) != nil {
 		go f()
 	}
 }
 
-// get returns the pool, made on first use; nil once released or with
+// get returns the pool, made on first use; nil once released, or with
 // fresh goroutines.
 func (h *handlerGoroutines) get() *ants.Pool {
-	if p := h.ready.Load(); p != nil {
+	if p := h.pool.Load(); p != nil {
 		return p
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.pool != nil || h.released || h.fresh {
-		return h.pool
+	if p := h.pool.Load(); p != nil || h.released || h.fresh {
+		return p
 	}
-	pool, err := ants.NewPool(-1, ants.WithNonblocking(true), ants.WithExpiryDuration(idleHandlerGoroutine),
+	p, err := ants.NewPool(-1, ants.WithNonblocking(true), ants.WithExpiryDuration(idleHandlerGoroutine),
 		ants.WithLogger(antsLogger{h.log}))
 	if err != nil { // only for options that are not valid
 		h.log.Error("handler goroutines cannot be reused: each handler gets its own", "err", err)
-		h.fresh = true
+		h.released = true
 		return nil
 	}
-	h.pool = pool
-	h.ready.Store(pool)
-	return pool
+	h.pool.Store(p)
+	return p
 }
 
 // release ends the idle goroutines, and each busy one once its handler
@@ -77,10 +78,8 @@ func (h *handlerGoroutines) get() *ants.Pool {
 func (h *handlerGoroutines) release() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.pool != nil && !h.released {
-		h.ready.Store(nil)
-		h.pool.Release()
-		h.pool = nil
+	if p := h.pool.Swap(nil); p != nil {
+		p.Release()
 	}
 	h.released = true
 }
