@@ -12,33 +12,56 @@ import (
 	"github.com/mcp-actors/mcp-actors/actors/session"
 )
 
-// createBuckets creates (or opens) the cluster's buckets.
-func (n *Node) createBuckets() error {
-	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
-	defer cancel()
+// createBuckets creates (or opens) the cluster's buckets, each within
+// timeout. In a new cluster many a JetStream API request that creates or
+// updates a stream gets no answer although it took effect (seen here:
+// most of them, while the stream's new group elects its leader), and
+// waits out its bound; one bound of 5 s for the lot made a fresh cluster
+// wait about 5 s per bucket. Every step is idempotent, so startBuckets
+// tries again from the start with short bounds, which it lengthens after
+// each try that ran out (a slow machine answers late, not never).
+//
+// Without create, a bucket that does not exist yet is not created: the
+// call fails with errCreatorFirst.
+func (n *Node) createBuckets(create bool, timeout time.Duration) error {
 	r := n.opts.Replicas
-	sessions, err := n.leaderBucket(ctx, jetstream.KeyValueConfig{
-		Bucket: n.subj.bucket("sessions"), Description: "mcp-actors session directory: session ID → owner, epoch, principal, state",
-		History: 1, Storage: jetstream.FileStorage, Replicas: r, LimitMarkerTTL: markerTTL,
+	sessions, err := withTimeout(n.ctx, timeout, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return n.leaderBucket(ctx, create, jetstream.KeyValueConfig{
+			Bucket: n.subj.bucket("sessions"), Description: "mcp-actors session directory: session ID → owner, epoch, principal, state",
+			History: 1, Storage: jetstream.FileStorage, Replicas: r, LimitMarkerTTL: markerTTL,
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("creating the session directory: %w", err)
 	}
-	nodes, err := n.leaderBucket(ctx, jetstream.KeyValueConfig{
-		Bucket: n.subj.bucket("nodes"), Description: "mcp-actors node leases",
-		History: 1, Storage: jetstream.MemoryStorage, Replicas: r, TTL: n.opts.LeaseTTL,
+	nodes, err := withTimeout(n.ctx, timeout, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return n.leaderBucket(ctx, create, jetstream.KeyValueConfig{
+			Bucket: n.subj.bucket("nodes"), Description: "mcp-actors node leases",
+			History: 1, Storage: jetstream.MemoryStorage, Replicas: r, TTL: n.opts.LeaseTTL,
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("creating the lease bucket: %w", err)
 	}
-	catalog, err := n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: n.subj.bucket("catalog"), Description: "mcp-actors catalog state: enabled items, resource versions",
-		History: 1, Storage: jetstream.FileStorage, Replicas: r,
+	catalog, err := withTimeout(n.ctx, timeout, func(ctx context.Context) (jetstream.KeyValue, error) {
+		if err := n.exists(ctx, create, "KV_"+n.subj.bucket("catalog")); err != nil {
+			return nil, err
+		}
+		return n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: n.subj.bucket("catalog"), Description: "mcp-actors catalog state: enabled items, resource versions",
+			History: 1, Storage: jetstream.FileStorage, Replicas: r,
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("creating the catalog bucket: %w", err)
 	}
-	events, err := n.js.CreateOrUpdateStream(ctx, n.eventStreamConfig())
+	events, err := withTimeout(n.ctx, timeout, func(ctx context.Context) (jetstream.Stream, error) {
+		cfg := n.eventStreamConfig()
+		if err := n.exists(ctx, create, cfg.Name); err != nil {
+			return nil, err
+		}
+		return n.js.CreateOrUpdateStream(ctx, cfg)
+	})
 	if err != nil {
 		return fmt.Errorf("creating the event log stream: %w", err)
 	}
@@ -56,15 +79,32 @@ func (n *Node) createBuckets() error {
 	return nil
 }
 
+// The bound of a bucket's creation (or opening): the first try's, and the
+// longest, after tries that ran out.
+const (
+	bucketTimeout    = 500 * time.Millisecond
+	maxBucketTimeout = 5 * time.Second
+)
+
+// withTimeout runs fn with a context that ends after d (or with parent).
+func withTimeout[T any](parent context.Context, d time.Duration, fn func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(parent, d)
+	defer cancel()
+	return fn(ctx)
+}
+
 // leaderBucket opens (creating it if needed) a bucket whose reads go to
 // its stream's leader, never to a replica that may lag behind it: the
 // leases and the session directory, whose reads decide who owns a session.
 // A key-value bucket answers reads from any replica by default ("direct
 // gets"); the stream's AllowDirect is turned off, and the bucket is opened
 // again so that it reads from the leader.
-func (n *Node) leaderBucket(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+func (n *Node) leaderBucket(ctx context.Context, create bool, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	kv, err := n.js.KeyValue(ctx, cfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		if !create {
+			return nil, errCreatorFirst
+		}
 		kv, err = n.js.CreateKeyValue(ctx, cfg)
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = n.js.KeyValue(ctx, cfg.Bucket) // another node created it meanwhile
@@ -96,6 +136,19 @@ func (n *Node) leaderBucket(ctx context.Context, cfg jetstream.KeyValueConfig) (
 		return nil, errors.New("bucket " + cfg.Bucket + " still reads from replicas")
 	}
 	return kv, nil
+}
+
+// exists returns nil if stream exists or create is set, errCreatorFirst
+// if it does not exist and create is not set.
+func (n *Node) exists(ctx context.Context, create bool, stream string) error {
+	if create {
+		return nil
+	}
+	_, err := n.js.Stream(ctx, stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return errCreatorFirst
+	}
+	return err
 }
 
 // bucketsUp reports whether the buckets exist.

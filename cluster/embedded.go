@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -39,7 +40,7 @@ func (n *Node) startServer(ctx context.Context) error {
 	// The server's debug lines (routes connecting, JetStream's elections)
 	// come only when the node's log shows debug lines.
 	debug := n.log.Enabled(context.Background(), slog.LevelDebug)
-	logger := newNATSLogger(n.log, n.opts.Secret)
+	logger := newNATSLogger(n.log, n.opts.Secret, &n.settled)
 	ns.SetLoggerV2(logger, debug, false, false)
 	ns.Start()
 	// Seconds at most, unless the machine is starved of CPU (seen: more
@@ -61,6 +62,7 @@ func (n *Node) startServer(ctx context.Context) error {
 			return fmt.Errorf("%w: not ready within %s", ErrServerStart, serverStartTimeout)
 		}
 	}
+	logger.started.Store(true)
 	n.ns = ns
 	return nil
 }
@@ -159,14 +161,22 @@ func (inProcessOnly) Check(c server.ClientAuthentication) bool {
 // natsLogger writes the embedded server's log to slog: notices at debug
 // (it is chatty), warnings and errors as such. The route secret, as given
 // and as escaped in a route URL, reads [REDACTED] in every line.
+//
+// Levels follow what the line means for the node, not NATS's wording: until
+// the node is first ready (settled), failures to dial a route and the
+// waits for routes and a storage leader are every start's, at debug;
+// after, a route's failures (another node gone or going) are warnings,
+// never errors; the metadata layer's routine snapshots are debug.
 type natsLogger struct {
-	log    *slog.Logger
-	redact *strings.Replacer // nil without a secret
-	fatal  chan error        // the first fatal error (a listener that cannot bind), for the start's wait
+	log     *slog.Logger
+	redact  *strings.Replacer // nil without a secret
+	fatal   chan error        // the first fatal error (a listener that cannot bind), for the start's wait
+	settled *atomic.Bool      // the node has been ready once
+	started *atomic.Bool      // the server started: a fatal error is no longer the start's to report
 }
 
-func newNATSLogger(log *slog.Logger, secret string) natsLogger {
-	l := natsLogger{log: log, fatal: make(chan error, 1)}
+func newNATSLogger(log *slog.Logger, secret string, settled *atomic.Bool) natsLogger {
+	l := natsLogger{log: log, fatal: make(chan error, 1), settled: settled, started: new(atomic.Bool)}
 	if secret != "" {
 		escaped := strings.TrimPrefix(url.UserPassword(routeUser, secret).String(), routeUser+":")
 		l.redact = strings.NewReplacer(secret, "[REDACTED]", escaped, "[REDACTED]")
@@ -183,15 +193,39 @@ func (l natsLogger) line(f string, v []any) string {
 }
 
 func (l natsLogger) Noticef(f string, v ...any) { l.log.Debug(l.line(f, v)) }
-func (l natsLogger) Warnf(f string, v ...any)   { l.log.Warn(l.line(f, v)) }
+func (l natsLogger) Warnf(f string, v ...any) {
+	line := l.line(f, v)
+	switch msg := strings.TrimPrefix(line, "nats: "); {
+	case strings.HasPrefix(msg, "Metalayer "): // routine snapshots, worded as warnings
+		l.log.Debug(line)
+	case !l.settled.Load() && (strings.HasPrefix(msg, "Waiting for routing to be established") ||
+		strings.HasPrefix(msg, "JetStream has not established contact with a meta leader")):
+		l.log.Debug(line) // what every start goes through
+	default:
+		l.log.Warn(line)
+	}
+}
 func (l natsLogger) Fatalf(f string, v ...any) {
 	line := l.line(f, v)
-	l.log.Error(line)
+	if l.started.Load() {
+		l.log.Error(line)
+	}
 	select {
 	case l.fatal <- errors.New(line):
 	default: // one is enough
 	}
 }
-func (l natsLogger) Errorf(f string, v ...any) { l.log.Error(l.line(f, v)) }
+func (l natsLogger) Errorf(f string, v ...any) {
+	line := l.line(f, v)
+	dial := strings.HasPrefix(line, "nats: Error trying to connect to route")
+	switch {
+	case dial && !l.settled.Load():
+		l.log.Debug(line)
+	case dial || strings.Contains(line, " - rid:"):
+		l.log.Warn(line) // a route's trouble: another node gone or going (its own log says why)
+	default:
+		l.log.Error(line)
+	}
+}
 func (l natsLogger) Debugf(f string, v ...any) { l.log.Debug(l.line(f, v)) }
 func (l natsLogger) Tracef(f string, v ...any) {}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"sync/atomic"
 	"bytes"
 	"log/slog"
 	"net/url"
@@ -47,10 +48,48 @@ func TestNATSLoggerRedacts(t *testing.T) {
 	require.NoError(t, err)
 	u.User = url.UserPassword(routeUser, secret)
 	var out bytes.Buffer
-	l := newNATSLogger(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})), secret)
+	l := newNATSLogger(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})), secret, new(atomic.Bool))
 	l.Errorf("route %s", u)
 	l.Debugf("secret %s", secret)
 	assert.Contains(t, out.String(), "nats: route nats-route://mcp-actors:[REDACTED]@127.0.0.1:6222")
 	assert.Contains(t, out.String(), "nats: secret [REDACTED]")
 	assert.NotContains(t, out.String(), secret)
+}
+
+// TestNATSLoggerRouteDials: failing to dial a route is debug while the
+// node starts (the others are not up yet), warn once it has been ready,
+// never an error; other errors stay errors.
+func TestNATSLoggerRouteDials(t *testing.T) {
+	var out bytes.Buffer
+	settled := new(atomic.Bool)
+	l := newNATSLogger(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})), "", settled)
+	const dial = "Error trying to connect to route (attempt %v): %v"
+	l.Errorf(dial, 1, "dial tcp 127.0.0.1:6222: connect: connection refused")
+	assert.Contains(t, out.String(), "level=DEBUG")
+	assert.NotContains(t, out.String(), "level=ERROR")
+	out.Reset()
+	settled.Store(true)
+	l.Errorf(dial, 2, "dial tcp 127.0.0.1:6222: connect: connection refused")
+	assert.Contains(t, out.String(), "level=WARN")
+	out.Reset()
+	l.Errorf("%s - rid:%d - Error flushing: %v", "127.0.0.1:56142", 10, "writev: broken pipe")
+	assert.Contains(t, out.String(), "level=WARN")
+	out.Reset()
+	l.Errorf("JetStream out of resources")
+	assert.Contains(t, out.String(), "level=ERROR")
+}
+
+// TestNATSLoggerStartWaits: the waits every start goes through are debug
+// until the node is ready, warnings after.
+func TestNATSLoggerStartWaits(t *testing.T) {
+	var out bytes.Buffer
+	settled := new(atomic.Bool)
+	l := newNATSLogger(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})), "", settled)
+	l.Warnf("Waiting for routing to be established...")
+	l.Warnf("JetStream has not established contact with a meta leader")
+	l.Warnf("%s", "Metalayer blocking snapshot took 0.004s") // as NATS's rate-limited warnings come
+	assert.NotContains(t, out.String(), "level=WARN")
+	settled.Store(true)
+	l.Warnf("JetStream has not established contact with a meta leader")
+	assert.Contains(t, out.String(), "level=WARN")
 }

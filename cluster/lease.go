@@ -71,24 +71,52 @@ func (n *Node) acting() bool { return n.since() < time.Duration(n.lease.deadline
 // acting); false while its lease may have lapsed.
 func (n *Node) Acting() bool { return n.acting() }
 
+// startBuckets creates (or opens) the buckets, trying again until they
+// exist; false if the node stopped first. It waits, without asking, while
+// the embedded server's storage cannot create them yet (storageWait), and
+// leaves their creation to the storage leader's node for a while
+// (creates).
+func (n *Node) startBuckets() bool {
+	backoff, timeout := 100*time.Millisecond, bucketTimeout
+	var canSince time.Time // when storageWait first said nothing
+	for {
+		wait := 50 * time.Millisecond
+		if w := n.storageWait(); w != "" {
+			canSince = time.Time{}
+			n.log.Debug("storage not ready yet", "state", w)
+		} else {
+			if canSince.IsZero() {
+				canSince = time.Now()
+			}
+			err := n.createBuckets(n.creates(canSince), timeout)
+			if err == nil {
+				return true
+			}
+			n.setErr(err)
+			n.log.Debug("creating the buckets: not yet", "err", err)
+			switch {
+			case errors.Is(err, errCreatorFirst):
+				wait = 100 * time.Millisecond
+			case errors.Is(err, context.DeadlineExceeded):
+				timeout = min(timeout*3/2, maxBucketTimeout)
+			default:
+				wait, backoff = backoff, min(2*backoff, time.Second)
+			}
+		}
+		select {
+		case <-n.stop:
+			return false
+		case <-time.After(wait):
+		}
+	}
+}
+
 // maintain creates the buckets (retrying until JetStream can), then keeps
 // the lease renewed until Close.
 func (n *Node) maintain() {
 	defer n.stopped.Done()
-	backoff := 100 * time.Millisecond
-	for {
-		err := n.createBuckets()
-		if err == nil {
-			break
-		}
-		n.setErr(err)
-		n.log.Debug("JetStream not ready yet", "err", err)
-		select {
-		case <-n.stop:
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 2*time.Second)
+	if !n.startBuckets() {
+		return
 	}
 	tick := time.NewTicker(n.opts.LeaseTTL / 4)
 	defer tick.Stop()
@@ -149,11 +177,18 @@ func (n *Node) renew() {
 			rev, err = n.createLease(ctx, kv, b)
 		}
 	}
+	if err != nil && n.ctx.Err() != nil {
+		return // the node stops
+	}
 	if err != nil {
 		n.renewFailures.Add(1)
 		l.healthy.Store(false)
 		n.setErr(fmt.Errorf("renewing the lease: %w", err))
-		n.log.Warn("renewing the lease failed", "err", err)
+		if n.settled.Load() {
+			n.log.Warn("renewing the lease failed", "err", err)
+		} else {
+			n.log.Debug("taking the first lease failed; trying again", "err", err)
+		}
 		return
 	}
 	n.renewals.Add(1)
@@ -163,6 +198,7 @@ func (n *Node) renew() {
 	n.mu.Lock()
 	n.ready, n.lastErr = true, nil
 	n.mu.Unlock()
+	n.settled.Store(true)
 }
 
 // ownWrite reports whether the node's lease key holds a write of this run

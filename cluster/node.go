@@ -50,7 +50,8 @@ type Node struct {
 	evw          *eventWriter // writes the event log (eventlog.go)
 	atomicEvents atomic.Bool  // the event log takes atomic batches
 
-	boot    string    // this process's run of the node: random
+	settled atomic.Bool // the node has been ready once (embedded.go's log levels, the first lease's)
+	boot    string      // this process's run of the node: random
 	started time.Time // when it started
 	lease   leaseState
 
@@ -82,6 +83,9 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		if err := n.startServer(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if o.routesOnlySelf() {
+		n.log.Warn("the routes name only this node: it waits for other nodes, and is not ready until one joins (list every node's route URL, or none for a node on its own)")
 	}
 	if err := n.connect(ctx); err != nil {
 		n.shutdownServer()

@@ -2,7 +2,10 @@ package cluster_test
 
 import (
 	"context"
+	"net"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,4 +110,64 @@ func TestBadOptions(t *testing.T) {
 		_, err := cluster.Start(context.Background(), o)
 		assert.ErrorIs(t, err, cluster.ErrInvalidOptions, "%+v", o)
 	}
+}
+
+// TestStartInAnyOrder: three nodes started one after another, in an order
+// other than their routes', each waiting for the next: until the last
+// joins, /readyz's reason is a state that counts the nodes still to come,
+// and then every node becomes ready.
+func TestStartInAnyOrder(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	ids := []string{"n1", "n2", "n3"}
+	addr := map[string]string{}
+	var routes []string
+	for _, id := range ids {
+		addr[id] = freeAddr(t)
+		routes = append(routes, "nats-route://"+addr[id])
+	}
+	start := func(id string) *cluster.Node {
+		n, err := cluster.Start(ctx, cluster.Options{NodeID: id, ClusterName: "order", DataDir: filepath.Join(dir, id),
+			ClusterListen: addr[id], Routes: routes, Secret: "order-secret"})
+		require.NoError(t, err)
+		return n
+	}
+	reason := func(n *cluster.Node) string {
+		if err := n.Ready(); err != nil {
+			return err.Error()
+		}
+		return "ready"
+	}
+	var nodes []*cluster.Node
+	defer func() { closeAll(nodes) }()
+	for i, id := range []string{"n3", "n1", "n2"} {
+		nodes = append(nodes, start(id))
+		if more := 2 - i; more > 0 {
+			want := map[int]string{2: "waiting for 2 more nodes to join", 1: "waiting for 1 more node to join"}[more]
+			for _, n := range nodes {
+				require.Eventually(t, func() bool { return strings.Contains(reason(n), want) },
+					30*time.Second, 20*time.Millisecond, "%s says %q, not %q", n.ID(), reason(n), want)
+			}
+		}
+	}
+	for _, n := range nodes {
+		require.NoError(t, n.WaitReady(ctx), "%s", n.ID())
+	}
+}
+
+// TestRoutesOnlySelf: a node whose routes name only itself says it waits
+// for others, and is not ready.
+func TestRoutesOnlySelf(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a := freeAddr(t)
+	_, port, _ := net.SplitHostPort(a)
+	n, err := cluster.Start(ctx, cluster.Options{NodeID: "alone", ClusterName: "self", DataDir: t.TempDir(),
+		ClusterListen: a, Routes: []string{"nats-route://localhost:" + port}, Secret: "self-secret"})
+	require.NoError(t, err)
+	defer n.Close()
+	err = n.Ready()
+	require.ErrorIs(t, err, cluster.ErrNotReady)
+	assert.Contains(t, err.Error(), "--routes names only this node")
 }

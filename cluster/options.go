@@ -17,7 +17,7 @@ import (
 
 // Options configure a node. The zero value is a single node with an
 // embedded NATS server (no client port, no routes) and its JetStream store
-// under the user's cache directory. The embedded server admits no client
+// under the user's state directory. The embedded server admits no client
 // but the node itself, and its routes authenticate (embedded.go).
 type Options struct {
 	// NodeID names the node in its cluster: letters, digits, '-' and '_'.
@@ -27,8 +27,11 @@ type Options struct {
 	// cluster uses is named under it, so that two clusters can share one
 	// NATS deployment. Letters, digits, '-' and '_' (default "mcp").
 	ClusterName string
-	// DataDir is where the embedded server keeps its JetStream store
-	// (default: <user cache dir>/mcp-actors/<cluster>/<node>).
+	// DataDir is where the embedded server keeps its JetStream store: the
+	// cluster's replicated state, to be backed up, never in a directory
+	// the system may clean. Required with ClusterListen; alone, it
+	// defaults to <state dir>/mcp-actors/<cluster>/<node>, where the
+	// state dir is $XDG_STATE_HOME, else ~/.local/state.
 	DataDir string
 
 	// ClusterListen is the embedded server's route address (host:port);
@@ -71,6 +74,9 @@ type Options struct {
 	// CAFile is a PEM file of the CAs that sign the NATS servers'
 	// certificates (TLS to URLs).
 	CAFile string
+	// ConnectTimeout is how long Start keeps trying URLs, with backoff,
+	// before it gives up (default 30 s).
+	ConnectTimeout time.Duration
 
 	// Replicas is how many copies JetStream keeps of the cluster's buckets
 	// and streams (default: 1 for a node on its own, 3 otherwise, at most
@@ -149,6 +155,13 @@ const DefaultMaxMessageBytes = 64 << 20
 var ErrInvalidOptions = errors.New("cluster: invalid options")
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidName reports whether s may name a node or a cluster: 1 to 64
+// letters, digits, '-' or '_'.
+func ValidName(s string) bool { return namePattern.MatchString(s) }
+
+// DefaultConnectTimeout is how long Start keeps trying URLs by default.
+const DefaultConnectTimeout = 30 * time.Second
 
 // withDefaults checks o and fills in the defaults.
 func (o Options) withDefaults() (Options, error) {
@@ -244,11 +257,17 @@ func (o Options) withDefaults() (Options, error) {
 		o.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	if o.DataDir == "" && len(o.URLs) == 0 {
-		base, err := os.UserCacheDir()
+		if o.ClusterListen != "" {
+			return o, fmt.Errorf("%w: a clustered node needs a data directory (--data-dir): it keeps the cluster's replicated state", ErrInvalidOptions)
+		}
+		base, err := stateDir()
 		if err != nil {
-			base = os.TempDir()
+			return o, fmt.Errorf("%w: no data directory given and %v", ErrInvalidOptions, err)
 		}
 		o.DataDir = filepath.Join(base, "mcp-actors", o.ClusterName, o.NodeID)
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -302,4 +321,47 @@ func (o Options) eventStorage() jetstream.StorageType {
 		return jetstream.FileStorage
 	}
 	return jetstream.MemoryStorage
+}
+
+// stateDir is where a program keeps state that outlives a run but is not
+// configuration (the XDG base directory specification's state home):
+// $XDG_STATE_HOME, else ~/.local/state.
+func stateDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no state directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "state"), nil
+}
+
+// routesOnlySelf reports whether every route names this node itself (its
+// route address or the one it advertises): such a node waits for others
+// that will never come.
+func (o Options) routesOnlySelf() bool {
+	if len(o.Routes) == 0 {
+		return false
+	}
+	self := map[string]bool{}
+	for _, a := range []string{o.ClusterListen, o.ClusterAdvertise} {
+		host, port, err := net.SplitHostPort(a)
+		if err != nil {
+			continue
+		}
+		self[net.JoinHostPort(strings.ToLower(host), port)] = true
+		if ip := net.ParseIP(host); host == "" || (ip != nil && (ip.IsUnspecified() || ip.IsLoopback())) {
+			for _, h := range []string{"127.0.0.1", "::1", "localhost"} {
+				self[net.JoinHostPort(h, port)] = true
+			}
+		}
+	}
+	for _, r := range o.Routes {
+		u, err := url.Parse(r)
+		if err != nil || !self[strings.ToLower(u.Host)] {
+			return false
+		}
+	}
+	return true
 }

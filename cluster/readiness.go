@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // ErrNotReady is returned, wrapped with the reason, while the node cannot
@@ -14,13 +16,17 @@ var ErrNotReady = errors.New("cluster: node not ready")
 
 // Ready reports whether the node can serve: its NATS connection is up, the
 // cluster's buckets exist, its lease is current, and, with routes, it has
-// joined the others. The error says what is missing.
+// joined the others. The error says, as a state, what the node is doing
+// meanwhile ("waiting for 2 more nodes", "electing the storage leader").
 func (n *Node) Ready() error {
 	if !n.nc.IsConnected() {
-		return fmt.Errorf("%w: NATS connection %s", ErrNotReady, strings.ToLower(n.nc.Status().String()))
+		return fmt.Errorf("%w: connecting to NATS (%s)", ErrNotReady, strings.ToLower(n.nc.Status().String()))
+	}
+	if !n.bucketsUp() {
+		return fmt.Errorf("%w: %s", ErrNotReady, n.startState())
 	}
 	if n.cutOff() {
-		return fmt.Errorf("%w: no route to another node yet", ErrNotReady)
+		return fmt.Errorf("%w: no route to another node", ErrNotReady)
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -32,7 +38,81 @@ func (n *Node) Ready() error {
 	case n.ready:
 		return fmt.Errorf("%w: %w", ErrNotReady, errLeaseLapsed)
 	}
-	return fmt.Errorf("%w: JetStream buckets not created yet", ErrNotReady)
+	return fmt.Errorf("%w: taking the node's lease", ErrNotReady)
+}
+
+// startState says what a node whose buckets do not exist yet waits for:
+// other nodes, a storage leader, or the buckets' creation (with its last
+// error when that is not a wait for an answer).
+func (n *Node) startState() string {
+	if w := n.storageWait(); w != "" {
+		return w
+	}
+	n.mu.Lock()
+	err := n.lastErr
+	n.mu.Unlock()
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errCreatorFirst) {
+		return "creating the cluster's buckets (last try: " + err.Error() + ")"
+	}
+	return "creating the cluster's buckets"
+}
+
+// storageWait says what the embedded server's JetStream still needs
+// before it can create replicated buckets ("" when nothing, or when the
+// node cannot tell: with URLs): the other nodes, and a storage leader
+// that knows enough of them. A request sent before then gets no answer
+// and waits out its bound.
+func (n *Node) storageWait() string {
+	if n.ns == nil || len(n.opts.Routes) == 0 {
+		return ""
+	}
+	if n.opts.routesOnlySelf() {
+		return "waiting for other nodes: --routes names only this node (list every node's route URL)"
+	}
+	if more := n.opts.Replicas - 1 - len(n.Peers()); more > 0 {
+		return fmt.Sprintf("waiting for %d more %s to join (the storage keeps %d replicas)", more, plural(more, "node"), n.opts.Replicas)
+	}
+	jsz, err := n.ns.Jsz(&server.JSzOptions{})
+	if err != nil || jsz.Meta == nil || jsz.Meta.Leader == "" || jsz.Meta.Size < n.opts.Replicas {
+		return "electing the storage leader"
+	}
+	if n.ns.JetStreamIsLeader() {
+		current := 0
+		for _, p := range jsz.Meta.Replicas {
+			if p.Current && !p.Offline {
+				current++
+			}
+		}
+		if more := n.opts.Replicas - 1 - current; more > 0 {
+			return fmt.Sprintf("the storage leader is waiting to hear from %d more %s", more, plural(more, "node"))
+		}
+	}
+	return ""
+}
+
+// creates reports whether this node creates the buckets that do not
+// exist yet. Nodes that create the same bucket at once make each other's
+// requests go unanswered until their bound, so in a new cluster of
+// embedded servers the node whose server leads the storage creates them,
+// and the others open them once they exist; after creatorGrace without
+// them, any node creates them too. With URLs, every node does.
+func (n *Node) creates(waitingSince time.Time) bool {
+	return n.ns == nil || len(n.opts.Routes) == 0 || n.ns.JetStreamIsLeader() || time.Since(waitingSince) > creatorGrace
+}
+
+// creatorGrace is how long a node leaves the creation of missing buckets
+// to the storage leader's node.
+const creatorGrace = 3 * time.Second
+
+// errCreatorFirst reports a bucket left for the storage leader's node to
+// create (creates).
+var errCreatorFirst = errors.New("waiting for the storage leader's node to create it")
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // WaitReady waits until Ready reports nil or ctx ends.

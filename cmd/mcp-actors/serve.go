@@ -16,6 +16,7 @@ import (
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/actors/transport"
+	"github.com/mcp-actors/mcp-actors/cluster"
 )
 
 // serveCmd runs a node: MCP over Streamable HTTP on one endpoint, plus
@@ -62,6 +63,18 @@ func (c *serveCmd) Validate() error {
 	}
 	return c.Cluster.validate()
 }
+
+// logReady logs one line when the node first becomes ready, with the
+// time since the process started; it returns then, or when ctx ends.
+func logReady(ctx context.Context, log *slog.Logger, node *cluster.Node) {
+	if err := node.WaitReady(ctx); err != nil {
+		return
+	}
+	log.Info("ready", "after", time.Since(processStart).Round(time.Millisecond))
+}
+
+// processStart is when the process started, as near as Go lets it know.
+var processStart = time.Now()
 
 // Run serves until ctx is cancelled (SIGINT/SIGTERM), then drains.
 func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
@@ -127,9 +140,13 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if c.TLSCert != "" {
 		scheme = "https"
 	}
-	log.Info("serving MCP over Streamable HTTP", "url", scheme+"://"+ln.Addr().String()+c.Path,
-		"version", version, "reference_tools", c.ReferenceTools, "h2c", c.H2C,
-		"cluster", node.ClusterName(), "routes", node.RouteURL())
+	attrs := []any{"url", scheme + "://" + ln.Addr().String() + c.Path,
+		"version", release(), "reference_tools", c.ReferenceTools, "h2c", c.H2C, "cluster", node.ClusterName()}
+	attrs = append(attrs, c.Cluster.describe()...)
+	log.Info("serving MCP over Streamable HTTP", attrs...)
+	readyCtx, cancelReady := context.WithCancel(ctx)
+	defer cancelReady()
+	go logReady(readyCtx, log, node)
 	if err := srv.Serve(ctx, ln, opts, extra); err != nil {
 		return err
 	}

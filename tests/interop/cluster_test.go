@@ -29,14 +29,17 @@ const clusterReady = 90 * time.Second
 
 // startCluster runs three `mcp-actors serve` processes joined by
 // --routes (each listing all three, itself included) and waits until
-// every node's /readyz says ready.
+// every node's /readyz says ready. The routes name the nodes by host name
+// (localhost), as a deployment names them by DNS name; each node listens
+// on an address (127.0.0.1).
 func startCluster(t *testing.T, extra ...string) []*httpServer {
 	t.Helper()
-	var routes []string
+	var routes, names []string
 	for _, p := range freePorts(t, 3) {
 		routes = append(routes, fmt.Sprintf("127.0.0.1:%d", p))
+		names = append(names, fmt.Sprintf("localhost:%d", p))
 	}
-	all := "nats-route://" + strings.Join(routes, ",nats-route://")
+	all := "nats-route://" + strings.Join(names, ",nats-route://")
 	var nodes []*httpServer
 	for i, r := range routes {
 		args := append([]string{"--node-id", fmt.Sprintf("n%d", i+1), "--cluster-listen", r, "--routes", all,
