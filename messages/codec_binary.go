@@ -16,6 +16,11 @@ import (
 // neither JSON white space nor '{', so no JSON object starts with it.
 const formatBinary = 0x01
 
+// EnvelopeFormat is the version of the envelope this release writes (the
+// binary one); it reads that and version 0, the JSON object of the
+// release before it (codec_json.go).
+const EnvelopeFormat = formatBinary
+
 // headerSize is the size of the format marker and the length of the fields.
 const headerSize = 1 + 4
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -20,7 +21,7 @@ import (
 // --nats-url, an existing NATS deployment.
 type clusterFlags struct {
 	NodeID        string        `name:"node-id" env:"MCP_ACTORS_NODE_ID" help:"This node's ID in the cluster (letters, digits, - and _). Default: <host>-<listen port>, stable across restarts."`
-	DataDir       string        `name:"data-dir" env:"MCP_ACTORS_DATA_DIR" help:"Where the embedded NATS server keeps its JetStream store. Default: <user cache dir>/mcp-actors/<cluster>/<node>."`
+	DataDir       string        `name:"data-dir" env:"MCP_ACTORS_DATA_DIR" help:"Where the embedded NATS server keeps its JetStream store (the cluster's replicated state: back it up, never put it in a cache). Required with --cluster-listen; alone, default <state dir>/mcp-actors/<cluster>/<node> ($XDG_STATE_HOME, else ~/.local/state)."`
 	ClusterName   string        `name:"cluster-name" default:"mcp" env:"MCP_ACTORS_CLUSTER_NAME" help:"The cluster's name; every subject and bucket it uses is named under it."`
 	ClusterListen string        `name:"cluster-listen" env:"MCP_ACTORS_CLUSTER_LISTEN" help:"Route address (HOST:PORT) of the embedded NATS server, for other nodes to join."`
 	ClusterAdv    string        `name:"cluster-advertise" env:"MCP_ACTORS_CLUSTER_ADVERTISE" help:"Route address (HOST:PORT) other nodes dial to reach this one, when it differs from --cluster-listen (NAT, a proxy)."`
@@ -34,6 +35,7 @@ type clusterFlags struct {
 	NATSURL       []string      `name:"nats-url" env:"MCP_ACTORS_NATS_URL" help:"Use an existing NATS cluster (with JetStream) instead of the embedded server: URL,... (a user and password or a token may be in the URL)."`
 	NATSCreds     string        `name:"nats-creds" env:"MCP_ACTORS_NATS_CREDS" type:"existingfile" help:"NATS credentials file (JWT and NKey) for --nats-url."`
 	NATSCA        string        `name:"nats-ca" env:"MCP_ACTORS_NATS_CA" type:"existingfile" help:"PEM file of the CAs of the NATS servers' TLS certificates (--nats-url)."`
+	NATSWait      time.Duration `name:"nats-connect-timeout" default:"30s" env:"MCP_ACTORS_NATS_CONNECT_TIMEOUT" help:"How long to keep trying --nats-url at start (with backoff) before giving up."`
 	Replicas      int           `name:"replicas" env:"MCP_ACTORS_REPLICAS" help:"Copies JetStream keeps of the cluster's state (default: 1 alone, 3 in a cluster)."`
 	LeaseTTL      time.Duration `name:"lease-ttl" default:"15s" env:"MCP_ACTORS_LEASE_TTL" help:"How long a node's lease lasts unrenewed; its sessions may be taken over after. Keep it above JetStream's leader election time (4-9 s)."`
 	EventMaxAge   time.Duration `name:"event-max-age" default:"15m" env:"MCP_ACTORS_EVENT_MAX_AGE" help:"How long the sessions' event logs (Last-Event-ID resumption on any node) are kept in JetStream."`
@@ -51,6 +53,15 @@ type clusterFlags struct {
 }
 
 func (f *clusterFlags) validate() error {
+	if f.NodeID != "" && !cluster.ValidName(f.NodeID) {
+		return fmt.Errorf("--node-id %q: use 1 to 64 letters, digits, '-' or '_'", f.NodeID)
+	}
+	if !cluster.ValidName(f.ClusterName) {
+		return fmt.Errorf("--cluster-name %q: use 1 to 64 letters, digits, '-' or '_'", f.ClusterName)
+	}
+	if f.NATSWait <= 0 {
+		return fmt.Errorf("--nats-connect-timeout must be positive (got %s)", f.NATSWait)
+	}
 	if len(f.NATSURL) > 0 && (f.ClusterListen != "" || len(f.Routes) > 0) {
 		return fmt.Errorf("--nats-url uses an existing NATS cluster; --cluster-listen and --routes configure the embedded one: choose one")
 	}
@@ -68,6 +79,9 @@ func (f *clusterFlags) validate() error {
 	}
 	if err := f.validateRoutes(); err != nil {
 		return err
+	}
+	if f.ClusterListen != "" && f.DataDir == "" {
+		return fmt.Errorf("--cluster-listen needs --data-dir: a clustered node keeps replicated state there (never in a cache directory)")
 	}
 	if err := f.parseSync(); err != nil {
 		return err
@@ -113,6 +127,7 @@ func (f *clusterFlags) start(ctx context.Context, log *slog.Logger, listen net.A
 		URLs:             splitList(f.NATSURL),
 		CredsFile:        f.NATSCreds,
 		CAFile:           f.NATSCA,
+		ConnectTimeout:   f.NATSWait,
 		Replicas:         f.Replicas,
 		LeaseTTL:         f.LeaseTTL,
 		EventMaxAge:      f.EventMaxAge,
@@ -124,9 +139,46 @@ func (f *clusterFlags) start(ctx context.Context, log *slog.Logger, listen net.A
 		Logger:           log,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("joining the cluster: %w", err)
+		return nil, fmt.Errorf("%s: %w", f.stage(), err)
 	}
 	return node, nil
+}
+
+// describe returns the serving line's attributes of the cluster: where
+// the node listens for routes and the routes it was given (--routes, or
+// the NATS servers of --nats-url, without credentials).
+func (f *clusterFlags) describe() []any {
+	switch {
+	case len(f.NATSURL) > 0:
+		return []any{"nats", redactURLs(splitList(f.NATSURL))}
+	case f.ClusterListen != "":
+		return []any{"cluster_listen", f.ClusterListen, "routes", redactURLs(splitList(f.Routes))}
+	}
+	return []any{"routes", "none (a node on its own)"}
+}
+
+// redactURLs joins urls with commas, each without its user information.
+func redactURLs(urls []string) string {
+	out := make([]string, len(urls))
+	for i, s := range urls {
+		if u, err := url.Parse(s); err == nil && u.User != nil {
+			u.User = url.User("REDACTED")
+			s = u.String()
+		}
+		out[i] = s
+	}
+	return strings.Join(out, ",")
+}
+
+// stage names the start-up stage start runs, for its failure.
+func (f *clusterFlags) stage() string {
+	switch {
+	case len(f.NATSURL) > 0:
+		return "connecting to NATS (--nats-url)"
+	case f.ClusterListen != "":
+		return "starting the embedded NATS server and joining the cluster"
+	}
+	return "starting the embedded NATS server"
 }
 
 // validateRoutes checks how the routes authenticate, and reads the secret:

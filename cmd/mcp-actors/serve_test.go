@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -33,8 +32,6 @@ import (
 // TestServeRefusesBadFlags checks that serve refuses, before it listens,
 // flags that cannot work, saying which.
 func TestServeRefusesBadFlags(t *testing.T) {
-	bin, err := binary()
-	require.NoError(t, err)
 	dir := t.TempDir()
 	secretFile, emptyFile := filepath.Join(dir, "secret"), filepath.Join(dir, "empty")
 	require.NoError(t, os.WriteFile(secretFile, []byte("s3cret\n"), 0o600))
@@ -64,17 +61,16 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--event-delay", "-1ms"}, "--event-delay"},
 		{[]string{"--lease-ttl", "0s"}, "--lease-ttl"},
 		{[]string{"--cluster-advertise", "127.0.0.1:7000"}, "--cluster-advertise"},
+		{[]string{"--node-id", "no/slash"}, "--node-id"},
+		{[]string{"--cluster-name", "a b"}, "--cluster-name"},
+		{[]string{"--cluster-listen", "127.0.0.1:0", "--cluster-secret", "s"}, "--data-dir"},
+		{[]string{"--nats-url", "nats://127.0.0.1:4222", "--nats-connect-timeout", "0s"}, "--nats-connect-timeout"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			var exit *exec.ExitError
-			require.ErrorAs(t, err, &exit)
-			assert.NotZero(t, exit.ExitCode())
-			assert.Contains(t, stderr.String(), tc.want, "the message names the flag")
-			assert.NotContains(t, stderr.String(), "serving MCP", "nothing was served")
+			code, _, stderr := runBin(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)...)
+			assert.Equal(t, exitConfig, code)
+			assert.Regexp(t, `^mcp-actors: [^\n]+\n$`, stderr, "one line")
+			assert.Contains(t, stderr, tc.want, "the message names the flag")
 		})
 	}
 }
@@ -288,4 +284,51 @@ func freeAddr(t *testing.T) string {
 	a, err := loopback.Addr()
 	require.NoError(t, err)
 	return a
+}
+
+// TestServeStartFailures: a start-up stage that fails exits 1 with one
+// line on stderr naming the stage (and the flag's value where it helps),
+// never a credential.
+func TestServeStartFailures(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closedAddr := closed.Addr().String()
+	require.NoError(t, closed.Close()) // nothing listens there now
+	notADir := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(notADir, nil, 0o600))
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"HTTP port taken", []string{"--listen", taken.Addr().String()},
+			[]string{"listening on " + taken.Addr().String()}},
+		{"route port taken", []string{"--cluster-listen", taken.Addr().String(), "--cluster-secret", "s", "--data-dir", t.TempDir()},
+			[]string{"starting the embedded NATS server and joining the cluster"}},
+		{"data dir not a directory", []string{"--data-dir", filepath.Join(notADir, "sub")},
+			[]string{"starting the embedded NATS server"}},
+		{"NATS unreachable", []string{"--nats-url", "nats://alice:pa55word@" + closedAddr, "--nats-connect-timeout", "1s"},
+			[]string{"connecting to NATS (--nats-url)", "nats://REDACTED@" + closedAddr, "--nats-connect-timeout"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)
+			code, stdout, stderr := runBin(t, args...)
+			assert.Equal(t, exitRuntime, code, "stderr:\n%s", stderr)
+			assert.Empty(t, stdout)
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			last := lines[len(lines)-1]
+			assert.Regexp(t, `^mcp-actors: `, last, "the failure is the last line:\n%s", stderr)
+			for _, w := range tc.want {
+				assert.Contains(t, last, w)
+			}
+			assert.Equal(t, 1, strings.Count(stderr, "mcp-actors: "), "one failure line:\n%s", stderr)
+			assert.NotContains(t, stderr, "level=ERROR", "the failure is said once, as the last line")
+			assert.NotContains(t, stderr, "pa55word")
+			assert.NotContains(t, stderr, "serving MCP", "nothing was served")
+		})
+	}
 }

@@ -23,7 +23,7 @@ func newServer(log *slog.Logger, referenceTools bool, configure ...func(*mcpacto
 	for _, c := range configure {
 		c(opts)
 	}
-	srv := mcpactors.NewServer(messages.Implementation{Name: "mcp-actors", Version: version}, opts)
+	srv := mcpactors.NewServer(messages.Implementation{Name: "mcp-actors", Version: release()}, opts)
 	if referenceTools {
 		if err := reftools.Register(srv); err != nil {
 			return nil, fmt.Errorf("registering the reference tools: %w", err)

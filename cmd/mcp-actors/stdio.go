@@ -22,7 +22,7 @@ func (c *stdioCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	defer closeServer(log, srv)
 
-	log.Info("serving one session on stdio", "version", version, "reference_tools", c.ReferenceTools)
+	log.Info("serving one session on stdio", "version", release(), "reference_tools", c.ReferenceTools)
 	err = srv.ServeStdio(ctx, os.Stdin, os.Stdout)
 	if ctx.Err() != nil {
 		log.Info("stopped by a signal")
