@@ -229,7 +229,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 		metrics.RegisterCluster(s.opts.Metrics, func() metrics.ClusterStats {
 			st := rt.Stats()
 			return metrics.ClusterStats{Routed: st.Routed, Received: st.Received, FramesOut: st.FramesOut, FramesIn: st.FramesIn,
-				Takeovers: st.Takeovers, HopTime: st.HopTime, LeaseRenewals: st.LeaseRenewals, LeaseRenewalFailures: st.LeaseRenewalFailures,
+				Takeovers: st.Takeovers, HopTime: st.HopTime, Hops: st.Hops, LeaseRenewals: st.LeaseRenewals, LeaseRenewalFailures: st.LeaseRenewalFailures,
 				EventsLogged: st.EventsLogged, EventsRestored: st.EventsRestored, EventBatches: st.EventBatches, WriteFailures: st.WriteFailures,
 				Unacknowledged: st.Unacknowledged, LostAnswers: st.LostAnswers, NATSErrors: st.NATSErrors, Acting: st.Acting,
 				GoneStreams: st.GoneStreams, ForeignEvents: st.ForeignEvents,
@@ -241,7 +241,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 			for _, st := range tp.Leads {
 				leads[st] = true
 			}
-			return metrics.ClusterTopology{Peers: tp.Peers, Leads: leads}
+			return metrics.ClusterTopology{Peers: tp.Peers, Leads: leads, LeaseAge: tp.LeaseAge, Quorum: tp.Quorum, RouteRTT: tp.RouteRTT}
 		})
 	}
 	rt.WatchCatalog(cluster.CatalogWatch{Tool: s.applyTool, Resource: s.bumpVersion})

@@ -92,7 +92,9 @@ func (r *Relay) heard(ev messages.StreamEvent) {
 // body is let go.
 func (r *Relay) accepted(stream messages.StreamID, rs *remoteStream) {
 	next := &remoteStream{owner: rs.owner, session: rs.session, reqID: rs.reqID, ackBound: rs.ackBound}
-	r.remote.CompareAndSwap(stream, rs, next)
+	if r.remote.CompareAndSwap(stream, rs, next) {
+		r.stats.hop(time.Since(rs.sent))
+	}
 }
 
 // checkAcks looks at the requests sent from here that no acknowledgement

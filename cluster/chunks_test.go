@@ -85,7 +85,7 @@ func TestChunksCutAndPutTogether(t *testing.T) {
 			assert.Equal(t, msg.Subject, whole[0].Subject)
 			assert.Equal(t, "n2.abc", whole[0].Header.Get(headerSession))
 			assert.Empty(t, whole[0].Header.Get(headerChunk))
-			assert.Zero(t, c.buffered, "nothing is held once the message is whole")
+			assert.Zero(t, c.held(), "nothing is held once the message is whole")
 			assert.Empty(t, c.partial)
 			assert.Equal(t, int64(1), c.received.Load())
 		})
@@ -121,7 +121,7 @@ func TestChunksOfManyMessagesInterleave(t *testing.T) {
 	}
 	assert.ElementsMatch(t, want, got)
 	assert.Zero(t, receiver.dropped.Load())
-	assert.Zero(t, receiver.buffered)
+	assert.Zero(t, receiver.held())
 }
 
 // TestChunksOutOfOrderDropTheMessage: a message one of whose chunks is
@@ -152,7 +152,7 @@ func TestChunksOutOfOrderDropTheMessage(t *testing.T) {
 			receiver := testChunker(limit, 1<<20)
 			assert.Empty(t, assembleAll(receiver, tc.mangle(cut(10*limit))))
 			assert.Equal(t, tc.dropped, receiver.dropped.Load(), "counted once")
-			assert.Zero(t, receiver.buffered)
+			assert.Zero(t, receiver.held())
 			next := message(5 * limit)
 			chunks, err := sender.cut(next)
 			require.NoError(t, err)
@@ -179,7 +179,7 @@ func TestChunksBounds(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, assembleAll(receiver, chunks))
 		assert.Equal(t, int64(1), receiver.dropped.Load())
-		assert.Zero(t, receiver.buffered)
+		assert.Zero(t, receiver.held())
 	})
 	t.Run("messages being put together at once", func(t *testing.T) {
 		receiver := testChunker(limit, max)
@@ -191,13 +191,13 @@ func TestChunksBounds(t *testing.T) {
 			rest = append(rest, chunks[1:])
 		}
 		assert.Equal(t, int64(1), receiver.dropped.Load())
-		assert.LessOrEqual(t, receiver.buffered, 4*max)
+		assert.LessOrEqual(t, receiver.held(), 4*max)
 		whole := 0
 		for _, chunks := range rest {
 			whole += len(assembleAll(receiver, chunks))
 		}
 		assert.Equal(t, 4, whole, "the others are put together")
-		assert.Zero(t, receiver.buffered)
+		assert.Zero(t, receiver.held())
 	})
 }
 
@@ -210,7 +210,7 @@ func TestChunksTimeOut(t *testing.T) {
 		chunks, err := sender.cut(message(10 * limit))
 		require.NoError(t, err)
 		assert.Empty(t, assembleAll(receiver, chunks[:3]))
-		assert.Positive(t, receiver.buffered)
+		assert.Positive(t, receiver.held())
 
 		<-time.After(partialTimeout - time.Millisecond) // the bubble's clock: at once
 		synctest.Wait()
@@ -218,7 +218,7 @@ func TestChunksTimeOut(t *testing.T) {
 		<-time.After(time.Millisecond)
 		synctest.Wait()
 		assert.Equal(t, int64(1), receiver.dropped.Load())
-		assert.Zero(t, receiver.buffered)
+		assert.Zero(t, receiver.held())
 		assert.Empty(t, assembleAll(receiver, chunks[3:]), "what comes late is ignored")
 		assert.Equal(t, int64(1), receiver.dropped.Load())
 
@@ -292,4 +292,12 @@ func TestChunksOverNATS(t *testing.T) {
 	assert.Equal(t, int64(8), c.sent.Load(), "the messages larger than one NATS message went in chunks")
 	assert.Equal(t, int64(8), c.received.Load())
 	assert.Zero(t, c.dropped.Load())
+}
+
+// held returns the bytes c holds in messages being put together, under
+// its lock (its timers change them on their own goroutines).
+func (c *chunker) held() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buffered
 }

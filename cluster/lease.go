@@ -48,6 +48,7 @@ type leaseState struct {
 	base     time.Time     // origin of the monotonic times below
 	deadline atomic.Int64  // since base, in ns: the node acts until then
 	healthy  atomic.Bool   // the last renewal succeeded
+	renewed  atomic.Int64  // since base, in ns: when the last successful renewal was sent (0: none yet)
 	gen      atomic.Uint64 // lapses since the node started
 
 	rev    uint64        // revision of the node's last lease write (0: none)
@@ -193,6 +194,7 @@ func (n *Node) renew() {
 	}
 	n.renewals.Add(1)
 	l.rev, l.sentOK, l.given = rev, sent, false
+	l.renewed.Store(int64(sent))
 	l.deadline.Store(int64(sent + ttl - leaseMargin(ttl)))
 	l.healthy.Store(true)
 	n.mu.Lock()

@@ -12,7 +12,8 @@ type stats struct {
 	framesOut   atomic.Int64 // stream events sent to another node
 	framesIn    atomic.Int64 // stream events received from another node
 	takeovers   atomic.Int64 // sessions taken over from a lost node
-	hopNanos    atomic.Int64 // time spent waiting for routed messages' acks
+	hopNanos    atomic.Int64 // time from sending routed messages to their first sign of receipt
+	hops        atomic.Int64 // routed messages timed in hopNanos
 	restored    atomic.Int64 // events read back from it for sessions taken over
 	unacked     atomic.Int64 // requests sent from here that no acknowledgement reached in time
 	lostAnswers atomic.Int64 // requests accepted elsewhere whose answer was lost on its way here (running.go)
@@ -20,14 +21,22 @@ type stats struct {
 	goneStreams atomic.Int64 // sessions told that a stream they sent to is not held here (streams.go)
 }
 
-func (s *stats) hop(d time.Duration) { s.hopNanos.Add(int64(d)) }
+// hop records the time from sending a routed message to its first sign of
+// receipt: the owner's reply to a message sent waiting, or, for a request
+// sent without waiting, its acknowledgement or the first event of its
+// stream (which may come after up to ackDelay of the handler's own time).
+func (s *stats) hop(d time.Duration) {
+	s.hopNanos.Add(int64(d))
+	s.hops.Add(1)
+}
 
 // Stats is a snapshot of a node's routing counters (totals since start).
 type Stats struct {
 	Routed, Received     int64         // messages to and from other nodes
 	FramesOut, FramesIn  int64         // stream events to and from other nodes
 	Takeovers            int64         // sessions taken over from lost nodes
-	HopTime              time.Duration // total wait for routed messages' acks
+	HopTime              time.Duration // total time from sending routed messages to their first sign of receipt
+	Hops                 int64         // routed messages timed in HopTime
 	LeaseRenewals        int64         // this node's lease renewals
 	LeaseRenewalFailures int64
 	EventsLogged         int64 // events appended to the sessions' event logs, acknowledged
@@ -51,7 +60,7 @@ func (r *Relay) Stats() Stats {
 	return Stats{
 		Routed: r.stats.routed.Load(), Received: r.stats.received.Load(),
 		FramesOut: r.stats.framesOut.Load(), FramesIn: r.stats.framesIn.Load(),
-		Takeovers: r.stats.takeovers.Load(), HopTime: time.Duration(r.stats.hopNanos.Load()),
+		Takeovers: r.stats.takeovers.Load(), HopTime: time.Duration(r.stats.hopNanos.Load()), Hops: r.stats.hops.Load(),
 		LeaseRenewals: r.node.renewals.Load(), LeaseRenewalFailures: r.node.renewFailures.Load(),
 		EventsLogged: r.node.evw.durable.Load(), EventsRestored: r.stats.restored.Load(), EventBatches: r.node.evw.written.Load(),
 		WriteFailures: r.node.asyncFailures.Load(), Unacknowledged: r.stats.unacked.Load(), LostAnswers: r.stats.lostAnswers.Load(),

@@ -1,5 +1,11 @@
 package cluster
 
+import (
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
 // Topology is what a node sees of its cluster at one moment, for metrics
 // and for deciding whether its storage can answer (reachesQuorum).
 type Topology struct {
@@ -10,6 +16,16 @@ type Topology struct {
 	// "catalog", "events"): reads and writes of it go through this node.
 	// Nil with an external NATS deployment.
 	Leads []string
+	// LeaseAge is the time since the node's last successful lease renewal
+	// was sent; -1 before its first.
+	LeaseAge time.Duration
+	// Quorum reports whether the node has routes to a majority of the
+	// storage's replicas (true when it cannot tell: an external NATS
+	// deployment, or a node on its own).
+	Quorum bool
+	// RouteRTT is the round trip of the node's routes, by peer, as NATS
+	// last measured it (nil with an external NATS deployment).
+	RouteRTT map[string]time.Duration
 }
 
 // storeStreams names the cluster's storage as metrics do, with the bucket
@@ -33,10 +49,14 @@ const globalAccount = "$G"
 
 // Topology returns what the node sees of its cluster now.
 func (n *Node) Topology() Topology {
-	if n.ns == nil {
-		return Topology{Peers: -1}
+	age := time.Duration(-1)
+	if at := n.lease.renewed.Load(); at != 0 {
+		age = n.since() - time.Duration(at)
 	}
-	t := Topology{Peers: len(n.Peers())}
+	if n.ns == nil {
+		return Topology{Peers: -1, LeaseAge: age, Quorum: true}
+	}
+	t := Topology{Peers: len(n.Peers()), LeaseAge: age, Quorum: n.reachesQuorum(), RouteRTT: n.routeRTT()}
 	for _, s := range storeStreams {
 		stream := n.subj.bucket(s.bucket)
 		if s.store != "events" {
@@ -47,4 +67,24 @@ func (n *Node) Topology() Topology {
 		}
 	}
 	return t
+}
+
+// routeRTT returns the round trip of the embedded server's routes by peer:
+// the shortest of each peer's pooled connections, as NATS last measured it.
+func (n *Node) routeRTT() map[string]time.Duration {
+	rz, err := n.ns.Routez(&server.RoutezOptions{})
+	if err != nil {
+		return nil
+	}
+	rtt := map[string]time.Duration{}
+	for _, r := range rz.Routes {
+		d, err := time.ParseDuration(r.RTT)
+		if err != nil || r.RemoteName == "" {
+			continue
+		}
+		if old, ok := rtt[r.RemoteName]; !ok || d < old {
+			rtt[r.RemoteName] = d
+		}
+	}
+	return rtt
 }

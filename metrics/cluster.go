@@ -12,7 +12,8 @@ type ClusterStats struct {
 	Routed, Received     int64         // messages to and from other nodes
 	FramesOut, FramesIn  int64         // stream events to and from other nodes
 	Takeovers            int64         // sessions taken over from lost nodes
-	HopTime              time.Duration // total wait for routed messages' acknowledgements
+	HopTime              time.Duration // total time from sending routed messages to their first sign of receipt
+	Hops                 int64         // routed messages timed in HopTime
 	LeaseRenewals        int64
 	LeaseRenewalFailures int64
 	EventsLogged         int64 // events appended to the sessions' event logs
@@ -36,7 +37,8 @@ type ClusterStats struct {
 //
 //	mcp_cluster_routed_messages_total{direction="out|in"}
 //	mcp_cluster_remote_frames_total{direction="out|in"}
-//	mcp_cluster_hop_seconds_total          (÷ routed out = mean hop latency)
+//	mcp_cluster_hop_seconds_total          (÷ mcp_cluster_hops_total = mean hop latency)
+//	mcp_cluster_hops_total
 //	mcp_cluster_takeovers_total
 //	mcp_cluster_lease_renewals_total{outcome="ok|failed"}
 //	mcp_cluster_events_logged_total, mcp_cluster_events_restored_total
@@ -65,8 +67,10 @@ func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 		counter("mcp_cluster_routed_messages_total", routedHelp, in, func(s ClusterStats) float64 { return float64(s.Received) }),
 		counter("mcp_cluster_remote_frames_total", framesHelp, out, func(s ClusterStats) float64 { return float64(s.FramesOut) }),
 		counter("mcp_cluster_remote_frames_total", framesHelp, in, func(s ClusterStats) float64 { return float64(s.FramesIn) }),
-		counter("mcp_cluster_hop_seconds_total", "Time spent waiting for other nodes to acknowledge routed messages; divided by the routed messages out, the mean hop latency.",
+		counter("mcp_cluster_hop_seconds_total", "Time from sending messages to other nodes to their first sign of receipt (the reply; for a request sent without waiting, its acknowledgement or first stream event, which may include up to 200 ms of its handler's time); divided by mcp_cluster_hops_total, the mean hop.",
 			nil, func(s ClusterStats) float64 { return s.HopTime.Seconds() }),
+		counter("mcp_cluster_hops_total", "Messages routed to other nodes whose hop was timed in mcp_cluster_hop_seconds_total.",
+			nil, func(s ClusterStats) float64 { return float64(s.Hops) }),
 		counter("mcp_cluster_takeovers_total", "Sessions taken over from nodes whose lease lapsed.", nil,
 			func(s ClusterStats) float64 { return float64(s.Takeovers) }),
 		counter("mcp_cluster_lease_renewals_total", "Renewals of this node's lease, by outcome.", prometheus.Labels{"outcome": "ok"},
@@ -110,8 +114,11 @@ func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 
 // ClusterTopology is what a cluster node sees of its cluster at a scrape.
 type ClusterTopology struct {
-	Peers int             // other nodes routed to; -1 when the node cannot tell
-	Leads map[string]bool // the storage this node leads, by store name
+	Peers    int                      // other nodes routed to; -1 when the node cannot tell
+	Leads    map[string]bool          // the storage this node leads, by store name
+	LeaseAge time.Duration            // since the last successful lease renewal was sent; -1 before the first
+	Quorum   bool                     // the node reaches a majority of the storage's replicas
+	RouteRTT map[string]time.Duration // round trip of the routes, by peer
 }
 
 // RegisterClusterTopology registers the gauges of what a cluster node sees
@@ -119,7 +126,29 @@ type ClusterTopology struct {
 //
 //	mcp_cluster_peers                       (other nodes this node has routes to; -1: unknown, external NATS)
 //	mcp_cluster_storage_leader{store="…"}   (1 where this node leads that storage)
+//	mcp_cluster_storage_quorum              (1 while this node reaches a majority of the storage's replicas)
+//	mcp_cluster_lease_age_seconds           (since the node's last successful lease renewal; -1 before the first)
+//	mcp_cluster_route_rtt_seconds{peer="…"} (round trip of the route to that node, as NATS last measured it)
 func RegisterClusterTopology(reg prometheus.Registerer, stores []string, topology func() ClusterTopology) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcp_cluster_storage_quorum",
+		Help: "1 while this node has routes to a majority of the storage's replicas (1 when it cannot tell: external NATS, or alone), else 0: it opens no session and answers 503."},
+		func() float64 {
+			if topology().Quorum {
+				return 1
+			}
+			return 0
+		}))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcp_cluster_lease_age_seconds",
+		Help: "Time since this node's last successful lease renewal was sent (renewed every lease TTL/4; at TTL - TTL/5 the node stops acting for its sessions); -1 before its first."},
+		func() float64 {
+			if age := topology().LeaseAge; age >= 0 {
+				return age.Seconds()
+			}
+			return -1
+		}))
+	reg.MustRegister(routeRTT{desc: prometheus.NewDesc("mcp_cluster_route_rtt_seconds",
+		"Round trip of this node's route to another node, as NATS last measured it (the network's part of a hop).", []string{"peer"}, nil),
+		topology: topology})
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcp_cluster_peers",
 		Help: "Other nodes of the cluster this node has routes to (-1: it cannot tell, with an external NATS deployment)."},
 		func() float64 { return float64(topology().Peers) }))
@@ -133,5 +162,20 @@ func RegisterClusterTopology(reg prometheus.Registerer, stores []string, topolog
 				}
 				return 0
 			}))
+	}
+}
+
+// routeRTT collects mcp_cluster_route_rtt_seconds, one series per peer
+// routed to now.
+type routeRTT struct {
+	desc     *prometheus.Desc
+	topology func() ClusterTopology
+}
+
+func (c routeRTT) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c routeRTT) Collect(ch chan<- prometheus.Metric) {
+	for peer, rtt := range c.topology().RouteRTT {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, rtt.Seconds(), peer)
 	}
 }

@@ -285,12 +285,25 @@ func (c *faultCluster) connect(name string, owner int) *faultClient {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": name, "email": name + "@example.com"}}, nil
 		},
 	})
-	fc.rot.pin(owner)
-	ctx, cancel := context.WithTimeout(t.Context(), faultCall)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.nodes[owner].url, HTTPClient: &http.Client{Transport: fc.rot}},
-		&mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
-	require.NoError(t, err, "%s: connecting through n%d", name, owner+1)
+	// A node answers initialize 503 ("retry", with Retry-After) while it
+	// cannot make a session durable: a moment after a partition heals its
+	// storage may still be electing leaders. The client retries, as the
+	// answer asks.
+	var cs *mcp.ClientSession
+	require.Eventually(t, func() bool {
+		fc.rot.pin(owner)
+		ctx, cancel := context.WithTimeout(t.Context(), faultCall)
+		defer cancel()
+		var err error
+		cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.nodes[owner].url, HTTPClient: &http.Client{Transport: fc.rot}},
+			&mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+		if err != nil && strings.Contains(err.Error(), http.StatusText(http.StatusServiceUnavailable)) {
+			t.Logf("%s: connecting through n%d: %v; trying again", name, owner+1, err)
+			return false
+		}
+		require.NoError(t, err, "%s: connecting through n%d", name, owner+1)
+		return true
+	}, faultRecover, 200*time.Millisecond, "%s: n%d kept refusing initialize with 503", name, owner+1)
 	fc.cs = cs
 	t.Cleanup(func() {
 		if !fc.closed {

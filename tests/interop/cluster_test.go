@@ -117,7 +117,34 @@ func TestClusterReferenceTools(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster")
 	}
-	runClusterReferenceCases(t, startCluster(t))
+	nodes := startCluster(t)
+	runClusterReferenceCases(t, nodes)
+	assertClusterSignals(t, nodes)
+}
+
+// assertClusterSignals checks the cluster's signals after traffic that
+// crossed nodes: every routed message's hop is timed (so the mean hop is
+// hop seconds ÷ hops), each node reaches the storage's quorum, its lease
+// was renewed within its TTL (15 s), and it knows its routes' round trip
+// to both others.
+func assertClusterSignals(t *testing.T, nodes []*httpServer) {
+	t.Helper()
+	var hops, hopSeconds float64
+	for i, n := range nodes { // node i is n<i+1> (startCluster)
+		hops += scrape(t, n, "mcp_cluster_hops_total")
+		hopSeconds += scrape(t, n, "mcp_cluster_hop_seconds_total")
+		assert.Equal(t, 1.0, scrape(t, n, "mcp_cluster_storage_quorum"), n.url)
+		age := scrape(t, n, "mcp_cluster_lease_age_seconds")
+		assert.True(t, age >= 0 && age < 15, "%s: lease age %v s", n.url, age)
+		for j := range nodes {
+			if j != i {
+				peer := fmt.Sprintf("n%d", j+1)
+				assert.GreaterOrEqual(t, scrape(t, n, `mcp_cluster_route_rtt_seconds{peer="`+peer+`"}`), 0.0, "%s: route to %s", n.url, peer)
+			}
+		}
+	}
+	assert.Positive(t, hops, "routed messages are timed")
+	assert.Positive(t, hopSeconds)
 }
 
 // runClusterReferenceCases runs the reference cases, one subtest each,
