@@ -1,10 +1,10 @@
 package cluster
 
 import (
-	"sync/atomic"
 	"bytes"
 	"log/slog"
 	"net/url"
+	"sync/atomic"
 	"testing"
 	"time"
 

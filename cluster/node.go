@@ -52,7 +52,7 @@ type Node struct {
 
 	settled atomic.Bool // the node has been ready once (embedded.go's log levels, the first lease's)
 	boot    string      // this process's run of the node: random
-	started time.Time // when it started
+	started time.Time   // when it started
 	lease   leaseState
 
 	mu       sync.Mutex         // guards the fields below; only the Node's own methods take it

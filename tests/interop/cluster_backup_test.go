@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -110,7 +110,6 @@ func (c *faultCluster) startAll() {
 	}
 	c.waitAllReady()
 }
-
 
 // count calls test_counter once and returns the value it reports.
 func (fc *faultClient) count(what string) int {
