@@ -280,6 +280,8 @@ func TestVersionCommand(t *testing.T) {
 	assert.Regexp(t, `^mcp-actors (dev|v\S+) \(go1\.\d+`, string(out))
 	assert.Regexp(t, `routing envelope +writes v1, reads v0 to v1`, string(out))
 	assert.Regexp(t, `directory record +writes v1, reads v1 to v1`, string(out))
+	assert.Regexp(t, `lease record +writes v1, reads v1 to v1`, string(out))
+	assert.Regexp(t, `catalog entry +writes v1, reads v1 to v1`, string(out))
 }
 
 // runBin runs the binary with args to its end and returns its exit code,

@@ -46,9 +46,16 @@ func (s *httpServer) kill() {
 // SIGTERM and must exit with status 0 within stopTimeout.
 func startServer(t *testing.T, extra ...string) *httpServer {
 	t.Helper()
+	return startBinary(t, serverbin.Path(t), extra...)
+}
+
+// startBinary is startServer with another build of the binary (an older
+// release's: serverbin.AtCommit).
+func startBinary(t *testing.T, bin string, extra ...string) *httpServer {
+	t.Helper()
 	s := &httpServer{
 		t: t,
-		cmd: exec.Command(serverbin.Path(t), append([]string{"serve",
+		cmd: exec.Command(bin, append([]string{"serve",
 			"--listen", "127.0.0.1:0", "--reference-tools", "--keepalive", "1s", "--data-dir", t.TempDir()}, extra...)...),
 		stderr: newStderrLog(),
 		exited: make(chan struct{}),
