@@ -208,6 +208,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	}
 	s.local, s.router, s.cluster, s.state = local, rt, rt, rt
 	s.cfg.Streams = rt
+	node.CountSessions(local.Len)
 	if !node.Standalone() {
 		s.cfg.Persist = rt.Persist
 		if idle := s.opts.Limits.IdleTimeout; idle > 0 {

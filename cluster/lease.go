@@ -40,6 +40,9 @@ type leaseRecord struct {
 	Node    string    `json:"node"`
 	Boot    string    `json:"boot"` // this process's boot
 	Started time.Time `json:"started"`
+	// Sessions is how many sessions the node had open at its renewal
+	// (CountSessions), for the admin view; absent when it cannot tell.
+	Sessions *int `json:"sessions,omitempty"`
 }
 
 // leaseState is the node's lease. The maintain goroutine owns every field
@@ -155,7 +158,12 @@ func (n *Node) renew() {
 	kv := n.kv(func() jetstream.KeyValue { return n.nodes })
 	ctx, cancel := context.WithTimeout(n.ctx, min(ttl/2, storageOpTimeout))
 	defer cancel()
-	b, _ := json.Marshal(leaseRecord{Node: n.opts.NodeID, Boot: n.boot, Started: n.started})
+	rec := leaseRecord{Node: n.opts.NodeID, Boot: n.boot, Started: n.started}
+	if count := n.sessionCount.Load(); count != nil {
+		c := (*count)()
+		rec.Sessions = &c
+	}
+	b, _ := json.Marshal(rec)
 	sent := n.since()
 	var rev uint64
 	var err error

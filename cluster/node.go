@@ -50,10 +50,11 @@ type Node struct {
 	evw          *eventWriter // writes the event log (eventlog.go)
 	atomicEvents atomic.Bool  // the event log takes atomic batches
 
-	settled atomic.Bool // the node has been ready once (embedded.go's log levels, the first lease's)
-	boot    string      // this process's run of the node: random
-	started time.Time   // when it started
-	lease   leaseState
+	settled      atomic.Bool                // the node has been ready once (embedded.go's log levels, the first lease's)
+	sessionCount atomic.Pointer[func() int] // CountSessions
+	boot         string                     // this process's run of the node: random
+	started      time.Time                  // when it started
+	lease        leaseState
 
 	mu       sync.Mutex         // guards the fields below; only the Node's own methods take it
 	sessions jetstream.KeyValue // session ID → directory record (directory.go)

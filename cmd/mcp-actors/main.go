@@ -3,6 +3,7 @@
 //	mcp-actors serve [--listen ADDR] [--reference-tools] …   Streamable HTTP node
 //	mcp-actors stdio [--reference-tools]                     one session over stdin and stdout
 //	mcp-actors version                                       the release, and the formats it reads and writes
+//	mcp-actors admin status|drain|remove-store --url URL     a node's admin path
 //
 // Logs go to stderr only, through log/slog (--log-level, --log-format);
 // stdout carries nothing but MCP messages.
@@ -42,6 +43,7 @@ type cli struct {
 	Serve      serveCmd   `cmd:"" help:"Run a node: MCP over Streamable HTTP, with /healthz, /readyz and /metrics."`
 	Stdio      stdioCmd   `cmd:"" help:"Serve one MCP session over stdin and stdout."`
 	VersionCmd versionCmd `cmd:"" name:"version" help:"Print the release and the wire formats it reads and writes."`
+	Admin      adminCmd   `cmd:"" help:"Ask a node over its admin path (serve --admin-token-file): status, drain, remove-store."`
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
@@ -68,6 +70,7 @@ func run(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	kctx.BindTo(ctx, (*context.Context)(nil))
+	kctx.Bind(&c.Admin) // the admin subcommands' shared flags
 	if err := kctx.Run(log); err != nil {
 		code := exitRuntime
 		var cfg configError

@@ -37,6 +37,9 @@ type serveCmd struct {
 	TLSKey          string        `name:"tls-key" env:"MCP_ACTORS_TLS_KEY" type:"existingfile" help:"The private key (PEM) of --tls-cert."`
 	H2C             bool          `name:"h2c" env:"MCP_ACTORS_H2C" help:"Also accept HTTP/2 without TLS (prior knowledge)."`
 	Debug           bool          `env:"MCP_ACTORS_DEBUG" help:"Also serve /debug/pprof/ and /debug/mem."`
+	AdminTokenFile  string        `name:"admin-token-file" env:"MCP_ACTORS_ADMIN_TOKEN_FILE" type:"existingfile" placeholder:"FILE" help:"Open the admin path (/admin/, for mcp-actors admin) to requests presenting the token in FILE (or $MCP_ACTORS_ADMIN_TOKEN); closed without one."`
+
+	adminToken string // read from --admin-token-file or the environment
 
 	Cluster clusterFlags `embed:"" group:"Cluster"`
 }
@@ -61,6 +64,11 @@ func (c *serveCmd) Validate() error {
 	case (c.TLSCert == "") != (c.TLSKey == ""):
 		return errors.New("--tls-cert and --tls-key go together")
 	}
+	token, err := readAdminToken(c.AdminTokenFile)
+	if err != nil {
+		return err
+	}
+	c.adminToken = token
 	return c.Cluster.validate()
 }
 
@@ -127,13 +135,18 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 		ShutdownTimeout: c.ShutdownTimeout,
 	}
 	var extra http.Handler
-	if c.Debug {
+	if c.Debug || c.adminToken != "" {
 		mux := http.NewServeMux()
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		mux.Handle("/debug/mem", debugMem())
+		if c.Debug {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+			mux.Handle("/debug/mem", debugMem())
+		}
+		if c.adminToken != "" {
+			mux.Handle("/admin/", adminHandler(c.adminToken, node, srv, log))
+		}
 		extra = mux
 	}
 	scheme := "http"
