@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +33,8 @@ const previousRelease = "1eda934dd209e7a12d749e78e24fd1369572cfe5"
 // test_counter (a counter in the session's durable data) over and over
 // through every live node, throughout the upgrade. Every request is
 // answered — a result, or, for a call caught in a handover, 503 or a
-// JSON-RPC error that asks for a retry; none hangs — and each session's
+// JSON-RPC error that asks for a retry (a few in a run); none hangs — and
+// each session's
 // counter values strictly increase: no write acknowledged to the client is
 // lost, and no two nodes act for a session at once, while nodes of two
 // releases share the cluster.
@@ -162,6 +164,7 @@ type counterTraffic struct {
 	failed    []string         // requests not answered (transport errors), or answered otherwise
 	lastError string           // the last JSON-RPC error answered
 	changed   chan struct{}    // a value arrived
+	ids       atomic.Int64     // the last request ID
 }
 
 // Each session's calls: one every callPace at most (a steady load, not a
@@ -198,8 +201,10 @@ func (ct *counterTraffic) run(id string) {
 // call makes one test_counter call and records what it was answered.
 func (ct *counterTraffic) call(id string) {
 	n, done := ct.lb.pick()
-	status, body, err := postJSON(ct.t.Context(), n, id,
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_counter","arguments":{}}}`)
+	// Each request of a session has an ID of its own, as JSON-RPC asks: a
+	// session handed over remembers the IDs it was running.
+	status, body, err := postJSON(ct.t.Context(), n, id, fmt.Sprintf(
+		`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"test_counter","arguments":{}}}`, ct.ids.Add(1)))
 	done()
 	ct.mu.Lock()
 	defer ct.mu.Unlock()
