@@ -37,6 +37,7 @@ type httpCluster struct {
 	base     cluster.Options
 	catalog  func(*mcpactors.Server)
 	httpOpts *mcpactors.HTTPOptions
+	srvOpts  *mcpactors.Options // each node's server's (nil: the defaults)
 	routes   []string
 
 	nodes   []*cluster.Node
@@ -50,10 +51,17 @@ type httpCluster struct {
 // configures each HTTP handler.
 func startHTTPCluster(t *testing.T, n int, name string, catalog func(*mcpactors.Server), httpOpts *mcpactors.HTTPOptions) *httpCluster {
 	t.Helper()
+	return startHTTPClusterWith(t, n, name, catalog, httpOpts, nil)
+}
+
+// startHTTPClusterWith is startHTTPCluster with srvOpts for each node's
+// server.
+func startHTTPClusterWith(t *testing.T, n int, name string, catalog func(*mcpactors.Server), httpOpts *mcpactors.HTTPOptions, srvOpts *mcpactors.Options) *httpCluster {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	c := &httpCluster{t: t, dir: t.TempDir(), catalog: catalog, httpOpts: httpOpts,
+	c := &httpCluster{t: t, dir: t.TempDir(), catalog: catalog, httpOpts: httpOpts, srvOpts: srvOpts,
 		base: cluster.Options{ClusterName: name, Logger: quietLogger(), Secret: "http-cluster-secret"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -80,7 +88,7 @@ func quietLogger() *slog.Logger {
 // serve starts a server on node i and its HTTP handler.
 func (c *httpCluster) serve(i int) {
 	c.t.Helper()
-	srv := newServer(nil)
+	srv := newServer(c.srvOpts)
 	c.catalog(srv)
 	require.NoError(c.t, srv.JoinCluster(c.nodes[i]))
 	h, err := srv.HTTPHandler(c.httpOpts)

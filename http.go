@@ -99,6 +99,7 @@ func (s *Server) httpMux(opts *HTTPOptions) (*http.ServeMux, error) {
 	endpoint := o.Endpoint
 	endpoint.Observer = s.httpObserver()
 	ep := transport.NewHTTPHandler(s.router, &endpoint)
+	ep.SetTracer(s.tracer)
 	mux := http.NewServeMux()
 	mux.Handle(o.Path, ep)
 	if o.Health {

@@ -16,17 +16,18 @@ import (
 var allowedImports = map[string][]string{
 	"messages":           {},
 	"actors/outbound":    {"messages"},
-	"actors/session":     {"actors/outbound", "internal/schema", "messages"},
+	"actors/session":     {"actors/outbound", "internal/schema", "internal/tracing", "messages"},
 	"actors/router":      {"actors/session", "messages"},
-	"actors/transport":   {"actors/router", "messages"},
-	"cluster":            {"actors/router", "actors/session", "internal/loopback", "messages"},
+	"actors/transport":   {"actors/router", "internal/tracing", "messages"},
+	"cluster":            {"actors/router", "actors/session", "internal/loopback", "internal/tracing", "messages"},
 	"metrics":            {"actors/session", "messages"},
 	"internal/schema":    {},
+	"internal/tracing":   {"messages"},
 	"internal/loopback":  {},
 	"internal/serverbin": {},
 	"internal/access":    {"actors/router", "actors/session"},
 	".": {"actors/outbound", "actors/session", "actors/router", "actors/transport", "cluster", "metrics",
-		"internal/access", "internal/schema", "internal/loopback", "messages"},
+		"internal/access", "internal/schema", "internal/loopback", "internal/tracing", "messages"},
 }
 
 // TestImportRules keeps the import rules of docs/design.md true.

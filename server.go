@@ -11,11 +11,13 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/cluster"
 	"github.com/mcp-actors/mcp-actors/internal/access"
+	"github.com/mcp-actors/mcp-actors/internal/tracing"
 	"github.com/mcp-actors/mcp-actors/messages"
 	"github.com/mcp-actors/mcp-actors/metrics"
 )
@@ -59,6 +61,16 @@ type Options struct {
 	// namespace or credentials: a goroutine that ends locked takes its
 	// thread with it, where a reused one hands it to the next handler.
 	FreshHandlerGoroutines bool
+
+	// TracerProvider, when set, gets the server's OpenTelemetry spans: one
+	// for each client request its HTTP endpoint receives ("mcp.request
+	// <method>"), each hop of one to another node ("mcp.route", then
+	// "mcp.deliver" there), each handler run ("mcp.handle <method>") and
+	// each server-to-client call ("mcp.client_call <method>"), every span
+	// with its node (mcp.node), in the trace the client named (W3C
+	// traceparent, from the HTTP header or from params._meta). A request
+	// that names no trace starts one. Nil: no spans, at no cost.
+	TracerProvider trace.TracerProvider
 }
 
 // Server is a catalog of tools, prompts, resources, resource templates and
@@ -74,6 +86,7 @@ type Server struct {
 	router router.Router // how transports reach sessions: local, or the cluster's
 	// cluster is the router of JoinCluster, or nil.
 	cluster *cluster.Relay
+	tracer  *tracing.Tracer // nil without Options.TracerProvider
 	// metrics are the collectors of Options.Metrics, or nil.
 	metrics *metrics.Metrics
 	// handlers runs the sessions' handlers.
@@ -137,7 +150,9 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 	}
 	s.local = router.NewLocal(router.NewStreams(""), s.opts.MaxSessions, s.spawn)
 	s.router = s.local
+	s.tracer = tracing.New(s.opts.TracerProvider, "")
 	s.cfg = &session.Config{
+		Tracer:       s.tracer,
 		ServerInfo:   info,
 		Capabilities: serverCapabilities(),
 		Instructions: s.opts.Instructions,
@@ -208,6 +223,9 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	}
 	s.local, s.router, s.cluster, s.state = local, rt, rt, rt
 	s.cfg.Streams = rt
+	s.tracer = tracing.New(s.opts.TracerProvider, node.ID())
+	s.cfg.Tracer = s.tracer
+	rt.SetTracer(s.tracer)
 	node.CountSessions(local.Len)
 	if !node.Standalone() {
 		s.cfg.Persist = rt.Persist

@@ -5,8 +5,10 @@ import (
 	"errors"
 
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
+	"github.com/mcp-actors/mcp-actors/internal/tracing"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -71,6 +73,12 @@ func (r *Relay) onSession(msg *nats.Msg) {
 	case r.fenced():
 		r.respond(msg, m, statusBad, errLeaseLapsed.Error())
 		return
+	}
+	if hr, ok := m.(*messages.HandleRequest); ok && r.tracer != nil && hr.Trace.Parent != "" {
+		ctx, span := r.tracer.Start(tracing.Extract(context.Background(), hr.Trace), "mcp.deliver", trace.SpanKindConsumer,
+			tracing.AttrMethod.String(hr.Msg.Method))
+		hr.Trace = tracing.Inject(ctx)
+		defer span.End()
 	}
 	err = r.local.Deliver(context.Background(), id, m)
 	switch {

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
+	"github.com/mcp-actors/mcp-actors/internal/tracing"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -34,6 +36,7 @@ import (
 // A session's ID names the node that opened it ("<node>.<random>"), so
 // finding the owner costs no storage read.
 type Relay struct {
+	tracer  *tracing.Tracer // nil: no spans (SetTracer)
 	node    *Node
 	local   *router.Local
 	streams *router.Streams
@@ -174,6 +177,25 @@ func (r *Relay) fenced() bool { return !r.node.Standalone() && !r.node.acting() 
 // Drain makes this node take no session over from now on (it is shutting
 // down and hands its own over).
 func (r *Relay) Drain() { r.draining.Store(true) }
+
+// SetTracer makes the relay start a span for each client request it
+// routes to another node, and for each it receives (internal/tracing);
+// nil, none. Call it before the relay serves.
+func (r *Relay) SetTracer(t *tracing.Tracer) { r.tracer = t }
+
+// hop starts the span of request m's hop to owner, when m is traced, and
+// returns m carrying the hop's trace context, and the function that ends
+// the span.
+func (r *Relay) hop(m *messages.HandleRequest, owner string) (*messages.HandleRequest, func(error)) {
+	if r.tracer == nil || m.Trace.Parent == "" {
+		return m, func(error) {}
+	}
+	ctx, span := r.tracer.Start(tracing.Extract(context.Background(), m.Trace), "mcp.route", trace.SpanKindProducer,
+		tracing.AttrMethod.String(m.Msg.Method), tracing.AttrTarget.String(owner))
+	next := *m
+	next.Trace = tracing.Inject(ctx)
+	return &next, func(err error) { tracing.EndError(span, err) }
+}
 
 // HandsOver reports whether a session that ends because this node shuts
 // down should be left for another node to take over (a node with peers)
@@ -365,14 +387,26 @@ func (r *Relay) Deliver(ctx context.Context, id string, m messages.ActorMessage)
 			continue
 		}
 		if hr, ok := m.(*messages.HandleRequest); ok && hr.Stream.Node == r.node.ID() {
-			if err := r.sendAsync(owner, id, hr); err != nil {
+			hr, end := r.hop(hr, owner)
+			err := r.sendAsync(owner, id, hr)
+			end(err)
+			if err != nil {
 				return fmt.Errorf("cluster: %w", err)
 			}
 			return nil
 		}
+		end := func(error) {}
+		if hr, ok := m.(*messages.HandleRequest); ok {
+			var traced *messages.HandleRequest
+			if traced, end = r.hop(hr, owner); traced != hr {
+				data = nil // encoded again with this hop's trace
+				m = traced
+			}
+		}
 		if data == nil {
 			var err error
 			if data, err = messages.EncodeActorMessage(m); err != nil {
+				end(err)
 				return fmt.Errorf("cluster: %w", err)
 			}
 		}
@@ -380,6 +414,7 @@ func (r *Relay) Deliver(ctx context.Context, id string, m messages.ActorMessage)
 		msg.Header.Set(headerSession, id)
 		msg.Data = data
 		_, err := r.request(ctx, msg)
+		end(err)
 		next, err := r.reroute(ctx, id, owner, err)
 		if err != nil {
 			return unavailable(err)

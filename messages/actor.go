@@ -137,6 +137,15 @@ type HandleRequest struct {
 	Principal string
 	Msg       *Message
 	Stream    StreamID
+	Trace     Trace // the trace the request is part of (zero: none)
+}
+
+// Trace is a W3C trace context (https://www.w3.org/TR/trace-context/): the
+// traceparent and tracestate of the span a message was sent from, so that
+// the spans made for it on the next node join the same trace.
+type Trace struct {
+	Parent string // traceparent, e.g. 00-<trace ID>-<span ID>-01; "" for none
+	State  string // tracestate
 }
 
 // HandleNotification hands a session a client notification.

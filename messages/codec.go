@@ -36,10 +36,13 @@ import (
 //	13 end          varint  Frame.End (0 or 1)
 //	14 stream boot  varint  Stream.Boot
 //	15 session      bytes   StreamEvent.Session
+//	16 traceparent  bytes   HandleRequest.Trace.Parent (W3C trace context)
+//	17 tracestate   bytes   HandleRequest.Trace.State
 //
 // An actor message has no signal, event id, end or session; a stream event
 // has only fields 3, 4, 14, 15 and 11, and 10, 12 and 13 for SignalFrame.
-// (Fields 14 and 15 came after the rest: an encoding without them has a
+// (Fields 16 and 17 came with tracing: a node before them skips them, and
+// its requests carry no trace. Fields 14 and 15 came after the rest: an encoding without them has a
 // zero boot and no session, which a stream registry refuses.) A frame's payload
 // is absent for a priming event and otherwise never empty. Payloads and
 // strings are bytes as they are: the JSON-RPC message inside is decoded as
@@ -73,6 +76,7 @@ func EncodeActorMessage(m ActorMessage) ([]byte, error) {
 	case *HandleRequest:
 		e.typ, e.principal = typeHandleRequest, m.Principal
 		e.setStream(m.Stream)
+		e.traceParent, e.traceState = m.Trace.Parent, m.Trace.State
 		e.payload, err = encodeMsg(m.Msg)
 	case *HandleNotification:
 		e.typ, e.principal = typeHandleNotification, m.Principal
@@ -128,7 +132,7 @@ func (e *envelope) actorMessage() (ActorMessage, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &HandleRequest{Principal: e.principal, Msg: msg, Stream: e.stream()}, nil
+		return &HandleRequest{Principal: e.principal, Msg: msg, Stream: e.stream(), Trace: Trace{Parent: e.traceParent, State: e.traceState}}, nil
 	case typeHandleNotification:
 		msg, err := decodeMsg(e.payload, KindNotification)
 		if err != nil {

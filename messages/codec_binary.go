@@ -41,8 +41,10 @@ const (
 	fieldEnd         protowire.Number = 13
 	fieldStreamBoot  protowire.Number = 14
 	fieldSession     protowire.Number = 15
+	fieldTraceParent protowire.Number = 16
+	fieldTraceState  protowire.Number = 17
 
-	lastField = fieldSession
+	lastField = fieldTraceState
 )
 
 // The values of fieldType, one per actor message. 0 is no type.
@@ -75,6 +77,8 @@ type envelope struct {
 	end         uint64 // a bool
 	streamBoot  uint64
 	session     string
+	traceParent string
+	traceState  string
 }
 
 // field returns a pointer to the field num stands for: a *uint64 for a
@@ -112,6 +116,10 @@ func (e *envelope) field(num protowire.Number) any {
 		return &e.streamBoot
 	case fieldSession:
 		return &e.session
+	case fieldTraceParent:
+		return &e.traceParent
+	case fieldTraceState:
+		return &e.traceState
 	}
 	return nil
 }

@@ -122,7 +122,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 			a.streams.signal(m.Stream, messages.SignalNotFound)
 			return
 		}
-		a.handleRequest(m.Msg, m.Stream)
+		a.handleRequest(m.Msg, m.Stream, m.Trace)
 	case *messages.HandleNotification:
 		if a.state != stateClosed {
 			a.handleNotification(m.Msg)

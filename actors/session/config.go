@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/mcp-actors/mcp-actors/internal/tracing"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -80,6 +81,9 @@ func (l Limits) withDefaults() Limits {
 // Config is what every session of a server shares. It is read-only once
 // sessions are spawned with it.
 type Config struct {
+	// Tracer, when set, makes a span for each handler run of a traced
+	// request (internal/tracing).
+	Tracer       *tracing.Tracer
 	ServerInfo   messages.Implementation
 	Capabilities messages.ServerCapabilities
 	Instructions string

@@ -9,6 +9,9 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcp-actors/mcp-actors/internal/tracing"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -17,7 +20,7 @@ const maxSubscriptions = 4096
 
 // handleRequest answers lifecycle requests on the actor and starts a handler
 // goroutine for everything else.
-func (a *sessionActor) handleRequest(req *messages.Message, conn messages.StreamID) {
+func (a *sessionActor) handleRequest(req *messages.Message, conn messages.StreamID, tr messages.Trace) {
 	obs := a.cfg.Observer
 	var start time.Time
 	if obs != nil {
@@ -108,6 +111,15 @@ func (a *sessionActor) handleRequest(req *messages.Message, conn messages.Stream
 	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(conn, req.ID)}
 	sess, cfg, log := a.newSession(req), a.cfg, a.log
 	job := func() { serve(ctx, cfg, sess, req, log, start) }
+	if t := cfg.Tracer; t != nil && tr.Parent != "" {
+		var span trace.Span
+		ctx, span = t.Start(tracing.Extract(ctx, tr), "mcp.handle "+req.Method, trace.SpanKindInternal,
+			tracing.AttrMethod.String(req.Method), tracing.AttrSession.String(LogID(a.ref.id)))
+		job = func() {
+			serve(ctx, cfg, sess, req, log, start)
+			span.End()
+		}
+	}
 	if cfg.Go != nil {
 		cfg.Go(job)
 	} else {

@@ -8,7 +8,10 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcp-actors/mcp-actors/actors/outbound"
+	"github.com/mcp-actors/mcp-actors/internal/tracing"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -145,7 +148,10 @@ func (s *Session) call(ctx context.Context, method string, params any, opts ...o
 		return nil, fmt.Errorf("calling %q: %w", method, ErrSessionClosed)
 	}
 	opts = append(opts, outbound.WithRoute(s.route()))
-	return s.ref.client.Call(ctx, method, params, opts...)
+	ctx, span := tracing.ChildOf(ctx, "mcp.client_call "+method, trace.SpanKindClient, tracing.AttrMethod.String(method))
+	res, err := s.ref.client.Call(ctx, method, params, opts...)
+	tracing.EndError(span, err)
+	return res, err
 }
 
 // callInto makes a call and decodes its result into out.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
+	"github.com/mcp-actors/mcp-actors/internal/tracing"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -42,6 +43,7 @@ type HTTPHandler struct {
 	policy originPolicy
 	log    *slog.Logger
 	retry  string
+	tracer *tracing.Tracer // nil: no spans (SetTracer)
 	// shutdowns maps each *http.Server that has served a GET stream to a
 	// channel closed when it begins to shut down (see shuttingDown).
 	shutdowns sync.Map
@@ -49,6 +51,10 @@ type HTTPHandler struct {
 
 // NewHTTPHandler returns the endpoint for the sessions r reaches. opts may
 // be nil.
+// SetTracer makes the handler start a span for each client request it
+// hands a session (internal/tracing); nil, none. Call it before serving.
+func (h *HTTPHandler) SetTracer(t *tracing.Tracer) { h.tracer = t }
+
 func NewHTTPHandler(r router.Router, opts *HTTPOptions) *HTTPHandler {
 	o := opts.withDefaults()
 	return &HTTPHandler{

@@ -6,7 +6,10 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcp-actors/mcp-actors/actors/router"
+	"github.com/mcp-actors/mcp-actors/internal/tracing"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -108,7 +111,14 @@ func (h *HTTPHandler) openStream(x *exchange, wake chan struct{}) (*router.Queue
 func (h *HTTPHandler) request(x *exchange, msg *messages.Message) {
 	q, sid := h.openStream(x, nil)
 	defer h.router.Streams().Unregister(sid)
-	err := h.router.Deliver(x.r.Context(), x.session, &messages.HandleRequest{Principal: x.principal, Msg: msg, Stream: sid})
+	hr := &messages.HandleRequest{Principal: x.principal, Msg: msg, Stream: sid}
+	if h.tracer != nil {
+		ctx, span := h.tracer.Start(tracing.FromClient(x.r.Context(), x.r.Header, msg), "mcp.request "+msg.Method, trace.SpanKindServer,
+			tracing.AttrMethod.String(msg.Method))
+		defer span.End() // once the answer is written
+		hr.Trace = tracing.Inject(ctx)
+	}
+	err := h.router.Deliver(x.r.Context(), x.session, hr)
 	if err != nil {
 		h.routeFailed(x, err)
 		return

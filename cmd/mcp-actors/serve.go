@@ -98,12 +98,29 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	defer node.Close()  // after the server has shut down: the lease goes last
 	log = node.Logger() // every line names the node
+	tp, err := tracerProvider(ctx, node.ID())
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	if tp != nil {
+		defer func() { // after the server: its last spans are sent
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(sctx); err != nil {
+				log.Warn("sending the last spans failed", "err", err)
+			}
+		}()
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv, err := newServer(log, c.ReferenceTools, func(o *mcpactors.Options) {
 		o.Limits = session.Limits{IdleTimeout: c.SessionTTL, MaxLifetime: c.MaxLifetime}
 		o.MaxSessions = c.MaxSessions
 		o.Metrics = reg
+		if tp != nil {
+			o.TracerProvider = tp
+		}
 	})
 	if err != nil {
 		_ = ln.Close()
@@ -154,7 +171,7 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 		scheme = "https"
 	}
 	attrs := []any{"url", scheme + "://" + ln.Addr().String() + c.Path,
-		"version", release(), "reference_tools", c.ReferenceTools, "h2c", c.H2C, "cluster", node.ClusterName()}
+		"version", release(), "reference_tools", c.ReferenceTools, "h2c", c.H2C, "cluster", node.ClusterName(), "tracing", tp != nil}
 	attrs = append(attrs, c.Cluster.describe()...)
 	log.Info("serving MCP over Streamable HTTP", attrs...)
 	readyCtx, cancelReady := context.WithCancel(ctx)
