@@ -118,10 +118,13 @@ func (n *Node) leaderBucket(ctx context.Context, create bool, cfg jetstream.KeyV
 		return nil, err
 	}
 	sc := s.CachedInfo().Config
-	if !sc.AllowDirect {
+	if !sc.AllowDirect && sc.Replicas == cfg.Replicas {
 		return kv, nil // opened as it is now: it reads from the leader
 	}
-	sc.AllowDirect = false
+	// Read from the leader; and keep as many replicas as the node is told
+	// (--replicas changed since the bucket was made: JetStream adds or
+	// removes replicas, keeping what the bucket holds).
+	sc.AllowDirect, sc.Replicas = false, cfg.Replicas
 	if _, err := n.js.UpdateStream(ctx, sc); err != nil {
 		return nil, err
 	}

@@ -93,7 +93,7 @@ func (o Options) serverOptions() (*server.Options, error) {
 		StoreDir:                   o.DataDir,
 		NoSigs:                     true,
 		DontListen:                 true,
-		JetStreamMaxMemory:         256 << 20,
+		JetStreamMaxMemory:         o.memoryStore(),
 		CustomClientAuthentication: inProcessOnly{},
 		SyncAlways:                 o.SyncAlways,
 		SyncInterval:               o.SyncInterval, // 0: NATS's default (2 min)
@@ -138,6 +138,18 @@ func (o Options) serverOptions() (*server.Options, error) {
 		so.Routes = append(so.Routes, u)
 	}
 	return so, nil
+}
+
+// memoryStore is the embedded server's JetStream memory: the event log
+// (when it is kept in memory, as by default) may fill EventBytes, and the
+// leases live there too, with room to spare: a store whose replicas move
+// (--replicas changed) is placed only where its whole bound fits.
+func (o Options) memoryStore() int64 {
+	const others = 64 << 20 // the leases, and what JetStream keeps besides
+	if o.EventFiles {
+		return others
+	}
+	return o.EventBytes + others
 }
 
 // routeUser is the user name of authenticated routes.

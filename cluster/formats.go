@@ -15,14 +15,16 @@ type Format struct {
 // Formats lists the cluster's formats: the routing envelope (actor
 // messages and stream frames between nodes, and the event log's entries),
 // the session directory's record, the lease record and the catalog's
-// entries. A format without a version field of its own (the lease, the
-// catalog) is version 1; its next version adds one, which this release's
-// decoders ignore (they skip what they do not know).
+// entries. The envelope's first byte is its version; the directory and
+// lease records carry "v" (a lease record without it, from v0.1.0, is
+// version 1 too); a catalog entry's version is its key's prefix ("tool.",
+// "res.": version 1; another version takes other prefixes, which this
+// release does not read, as its values would not parse here).
 func Formats() []Format {
 	return []Format{
 		{Name: "routing envelope", Writes: messages.EnvelopeFormat, ReadsFrom: 0},
 		{Name: "directory record", Writes: recordVersion, ReadsFrom: 1},
-		{Name: "lease record", Writes: 1, ReadsFrom: 1},
+		{Name: "lease record", Writes: leaseVersion, ReadsFrom: 1},
 		{Name: "catalog entry", Writes: 1, ReadsFrom: 1},
 	}
 }

@@ -37,6 +37,7 @@ import (
 
 // leaseRecord is what a node's lease key holds.
 type leaseRecord struct {
+	V       int       `json:"v"` // leaseVersion (absent, 0: written by v0.1.0, the same format)
 	Node    string    `json:"node"`
 	Boot    string    `json:"boot"` // this process's boot
 	Started time.Time `json:"started"`
@@ -44,6 +45,9 @@ type leaseRecord struct {
 	// (CountSessions), for the admin view; absent when it cannot tell.
 	Sessions *int `json:"sessions,omitempty"`
 }
+
+// leaseVersion is the format of a lease record.
+const leaseVersion = 1
 
 // leaseState is the node's lease. The maintain goroutine owns every field
 // but deadline, which any goroutine reads.
@@ -158,7 +162,7 @@ func (n *Node) renew() {
 	kv := n.kv(func() jetstream.KeyValue { return n.nodes })
 	ctx, cancel := context.WithTimeout(n.ctx, min(ttl/2, storageOpTimeout))
 	defer cancel()
-	rec := leaseRecord{Node: n.opts.NodeID, Boot: n.boot, Started: n.started}
+	rec := leaseRecord{V: leaseVersion, Node: n.opts.NodeID, Boot: n.boot, Started: n.started}
 	if count := n.sessionCount.Load(); count != nil {
 		c := (*count)()
 		rec.Sessions = &c

@@ -171,3 +171,45 @@ func TestRoutesOnlySelf(t *testing.T) {
 	require.ErrorIs(t, err, cluster.ErrNotReady)
 	assert.Contains(t, err.Error(), "--routes names only this node")
 }
+
+// TestChangeReplicas: a cluster made with one replica of each store, whose
+// node restarts with --replicas 3, keeps three of each from then on, with
+// what they held.
+func TestChangeReplicas(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	base := cluster.Options{ClusterName: "reps", Replicas: 1, Secret: "reps-secret"}
+	nodes, err := cluster.StartLocal(ctx, 3, dir, base)
+	require.NoError(t, err)
+	defer func() { closeAll(nodes) }()
+	js, err := jetstream.New(nodes[1].Conn())
+	require.NoError(t, err)
+	replicas := func(stream string) int {
+		s, err := js.Stream(ctx, stream)
+		require.NoError(t, err)
+		info, err := s.Info(ctx)
+		require.NoError(t, err)
+		return info.Config.Replicas
+	}
+	stores := []string{"KV_mcpx_reps_sessions", "KV_mcpx_reps_nodes", "KV_mcpx_reps_catalog", "mcpx_reps_events"}
+	for _, s := range stores {
+		require.Equal(t, 1, replicas(s), s)
+	}
+
+	var routes []string
+	for _, n := range nodes {
+		routes = append(routes, n.RouteURL())
+	}
+	listen := strings.TrimPrefix(nodes[0].RouteURL(), "nats-route://")
+	nodes[0].Close()
+	o := base
+	o.NodeID, o.DataDir, o.ClusterListen, o.Routes, o.Replicas = "n1", filepath.Join(dir, "n1"), listen, routes, 3
+	n1, err := cluster.Start(ctx, o)
+	require.NoError(t, err)
+	nodes[0] = n1
+	require.NoError(t, n1.WaitReady(ctx))
+	for _, s := range stores {
+		assert.Equal(t, 3, replicas(s), s)
+	}
+}
