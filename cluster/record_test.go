@@ -85,8 +85,13 @@ func TestRecordFormat(t *testing.T) {
 		assert.True(t, want.Started.Equal(rec.Started))
 		assert.Equal(t, want.Node, rec.Node)
 		assert.Equal(t, want.Boot, rec.Boot)
-		b, err := json.Marshal(rec)
+		assert.Zero(t, rec.V, "v0.1.0 wrote no version: the same format")
+		assert.Nil(t, rec.Sessions)
+		// This release writes the version, and the session count when it
+		// knows it; v0.1.0 ignores both (unknown members).
+		sessions := 7
+		b, err := json.Marshal(leaseRecord{V: leaseVersion, Node: "n1", Boot: "b1", Started: want.Started, Sessions: &sessions})
 		require.NoError(t, err)
-		assert.Equal(t, v1, string(b))
+		assert.Equal(t, `{"v":1,"node":"n1","boot":"b1","started":"2025-11-26T18:32:00.123456789Z","sessions":7}`, string(b))
 	})
 }
