@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,6 +87,14 @@ func TestKillStorageLeader(t *testing.T) {
 	w.stop()
 
 	for _, o := range h.snapshot() {
+		// A call n3 was running when it was killed, whose effect may have
+		// been stored (test_counter's PutData) before its answer was lost:
+		// it is not run twice, and the client is told its outcome is
+		// unknown. Every other call is answered.
+		if !o.ok() && o.start.Before(killedAt) && strings.Contains(o.err, "may have taken effect before") {
+			t.Logf("in flight at the kill, its outcome unknown as the client is told: %s", o)
+			continue
+		}
 		assert.True(t, o.ok(), "every call is answered: %s", o)
 	}
 	requireClean(t, h)
