@@ -35,7 +35,17 @@ func buildAt(rev string) (string, error) {
 	}
 	src := filepath.Join(dir, "src-"+rev)
 	if err := extract(rev, src); err != nil {
-		return "", err
+		// A shallow clone lacks the commit: ask the clone's origin for it
+		// once, then try again.
+		if out, ferr := exec.Command("git", "fetch", "--quiet", "origin", rev).CombinedOutput(); ferr != nil {
+			return "", fmt.Errorf("%w (and git fetch origin %s: %v: %s)", err, rev, ferr, strings.TrimSpace(string(out)))
+		}
+		if err := os.RemoveAll(src); err != nil {
+			return "", err
+		}
+		if err := extract(rev, src); err != nil {
+			return "", err
+		}
 	}
 	bin := filepath.Join(dir, "mcp-actors-"+rev)
 	cmd := exec.Command("go", "build", "-o", bin, "-ldflags", "-X main.version="+rev, "./cmd/mcp-actors")
