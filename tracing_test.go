@@ -130,5 +130,6 @@ func TestTracesAcrossNodes(t *testing.T) {
 	}, httpWait, 10*time.Millisecond, "spans of the elicitation's trace")
 	requireChild(t, idx, "mcp.client_call elicitation/create", "mcp.handle tools/call")
 	assert.Equal(t, trace.SpanKindClient, idx["mcp.client_call elicitation/create"].SpanKind)
+	assert.Equal(t, "n1", nodeOf(idx["mcp.client_call elicitation/create"]), "the call's node: the owner's")
 	requireChild(t, idx, "mcp.handle tools/call", "mcp.deliver")
 }

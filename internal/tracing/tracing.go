@@ -56,8 +56,13 @@ var propagator = propagation.TraceContext{}
 // Start starts a span named name, child of ctx's span, with the node's
 // attribute and attrs.
 func (t *Tracer) Start(ctx context.Context, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	return t.t.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(append(attrs, t.node)...))
+	ctx, span := t.t.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(append(attrs, t.node)...))
+	return context.WithValue(ctx, nodeKey{}, t.node), span
 }
+
+// nodeKey is the context key of the node attribute of the span a context
+// carries (Start), for ChildOf's spans.
+type nodeKey struct{}
 
 // FromClient returns ctx with the remote span the client named as its
 // request's parent: the traceparent header, else traceparent in the
@@ -132,11 +137,14 @@ func (c *carrier) Keys() []string { return []string{"traceparent", "tracestate"}
 // is recording, with the same tracer provider and node; otherwise it
 // returns ctx and a span that does nothing. For the spans of a handler's
 // calls (server-to-client requests), which have its context and no
-// Tracer.
+// Tracer; the node is the one of the span Start made.
 func ChildOf(ctx context.Context, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	parent := trace.SpanFromContext(ctx)
 	if !parent.IsRecording() {
 		return ctx, parent
+	}
+	if node, ok := ctx.Value(nodeKey{}).(attribute.KeyValue); ok {
+		attrs = append(attrs, node)
 	}
 	return parent.TracerProvider().Tracer(scope).Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 }
