@@ -71,7 +71,7 @@ func (n *Node) connect(ctx context.Context) error {
 // ConnectTimeout at most. Each failed try is logged at warn, naming the
 // servers (credentials left out); the error names them too.
 func (n *Node) dial(ctx context.Context, url string, opts []nats.Option) (*nats.Conn, error) {
-	named := redactURLs(n.opts.URLs)
+	named := RedactURLs(n.opts.URLs)
 	ctx, cancel := context.WithTimeout(ctx, n.opts.ConnectTimeout)
 	defer cancel()
 	wait := 250 * time.Millisecond
@@ -97,9 +97,9 @@ func (n *Node) dial(ctx context.Context, url string, opts []nats.Option) (*nats.
 	}
 }
 
-// redactURLs returns urls joined by commas, each without its user
-// information (a user and password, or a token).
-func redactURLs(urls []string) string {
+// RedactURLs returns urls joined by commas, each without its user
+// information (a user and password, or a token): for logs.
+func RedactURLs(urls []string) string {
 	out := make([]string, len(urls))
 	for i, s := range urls {
 		u, err := neturl.Parse(s)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -160,6 +161,13 @@ func (n *Node) ClientURL() string {
 // Peers returns the names of the servers the embedded server has routes
 // to (none without an embedded server).
 func (n *Node) Peers() []string {
+	return slices.Sorted(maps.Keys(n.routes()))
+}
+
+// routes returns the servers the embedded server has routes to, each with
+// the shortest round trip NATS last measured on its pooled connections
+// (-1 before any); nil without an embedded server.
+func (n *Node) routes() map[string]time.Duration {
 	if n.ns == nil {
 		return nil
 	}
@@ -167,15 +175,16 @@ func (n *Node) Peers() []string {
 	if err != nil {
 		return nil
 	}
-	seen := map[string]bool{}
-	var peers []string
+	peers := map[string]time.Duration{}
 	for _, r := range rz.Routes {
-		if !seen[r.RemoteName] {
-			seen[r.RemoteName] = true
-			peers = append(peers, r.RemoteName)
+		rtt, err := time.ParseDuration(r.RTT)
+		if err != nil {
+			rtt = -1
+		}
+		if old, ok := peers[r.RemoteName]; !ok || old < 0 || (rtt >= 0 && rtt < old) {
+			peers[r.RemoteName] = rtt
 		}
 	}
-	slices.Sort(peers)
 	return peers
 }
 

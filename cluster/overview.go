@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -79,15 +80,7 @@ func (n *Node) Overview(ctx context.Context) (*Overview, error) {
 		_ = json.Unmarshal(e.Value(), &rec)
 		o.Nodes = append(o.Nodes, NodeOverview{ID: k, Started: rec.Started, LeaseAgeMS: time.Since(e.Created()).Milliseconds(), Sessions: rec.Sessions})
 	}
-	slices.SortFunc(o.Nodes, func(a, b NodeOverview) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(o.Nodes, func(a, b NodeOverview) int { return strings.Compare(a.ID, b.ID) })
 	for _, s := range storeStreams {
 		so := StoreOverview{Store: s.store, Stream: n.streamOf(s.store)}
 		info, err := n.streamInfo(ctx, so.Stream)

@@ -177,8 +177,13 @@ func (n *Node) cutOff() bool {
 // server). With an external NATS deployment the node cannot tell: it says
 // yes, and the wait stays bounded by its caller.
 func (n *Node) reachesQuorum() bool {
+	return n.quorumWith(len(n.Peers()))
+}
+
+// quorumWith is reachesQuorum for a node routed to peers other servers.
+func (n *Node) quorumWith(peers int) bool {
 	if n.ns == nil || len(n.opts.Routes) == 0 {
 		return true
 	}
-	return len(n.Peers())+1 > n.opts.Replicas/2
+	return peers+1 > n.opts.Replicas/2
 }

@@ -1,10 +1,6 @@
 package cluster
 
-import (
-	"time"
-
-	"github.com/nats-io/nats-server/v2/server"
-)
+import "time"
 
 // Topology is what a node sees of its cluster at one moment, for metrics
 // and for deciding whether its storage can answer (reachesQuorum).
@@ -56,35 +52,17 @@ func (n *Node) Topology() Topology {
 	if n.ns == nil {
 		return Topology{Peers: -1, LeaseAge: age, Quorum: true}
 	}
-	t := Topology{Peers: len(n.Peers()), LeaseAge: age, Quorum: n.reachesQuorum(), RouteRTT: n.routeRTT()}
-	for _, s := range storeStreams {
-		stream := n.subj.bucket(s.bucket)
-		if s.store != "events" {
-			stream = "KV_" + stream
+	routes := n.routes()
+	t := Topology{Peers: len(routes), LeaseAge: age, Quorum: n.quorumWith(len(routes)), RouteRTT: map[string]time.Duration{}}
+	for peer, rtt := range routes {
+		if rtt >= 0 {
+			t.RouteRTT[peer] = rtt
 		}
-		if n.ns.JetStreamIsStreamLeader(globalAccount, stream) || (n.Standalone() && n.ns.JetStreamEnabled()) {
+	}
+	for _, s := range storeStreams {
+		if n.ns.JetStreamIsStreamLeader(globalAccount, n.streamOf(s.store)) || (n.Standalone() && n.ns.JetStreamEnabled()) {
 			t.Leads = append(t.Leads, s.store)
 		}
 	}
 	return t
-}
-
-// routeRTT returns the round trip of the embedded server's routes by peer:
-// the shortest of each peer's pooled connections, as NATS last measured it.
-func (n *Node) routeRTT() map[string]time.Duration {
-	rz, err := n.ns.Routez(&server.RoutezOptions{})
-	if err != nil {
-		return nil
-	}
-	rtt := map[string]time.Duration{}
-	for _, r := range rz.Routes {
-		d, err := time.ParseDuration(r.RTT)
-		if err != nil || r.RemoteName == "" {
-			continue
-		}
-		if old, ok := rtt[r.RemoteName]; !ok || d < old {
-			rtt[r.RemoteName] = d
-		}
-	}
-	return rtt
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,21 +36,7 @@ func adminDo(t *testing.T, method, url, auth string) (int, string) {
 // code, stdout and stderr.
 func runAdmin(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()
-	bin, err := binary()
-	require.NoError(t, err)
-	cmd := exec.CommandContext(t.Context(), bin, append([]string{"admin"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = exitTimeout
-	err = cmd.Run()
-	code := 0
-	if err != nil {
-		var exit *exec.ExitError
-		require.ErrorAs(t, err, &exit)
-		code = exit.ExitCode()
-	}
-	return code, stdout.String(), stderr.String()
+	return runBinEnv(t, env, append([]string{"admin"}, args...)...)
 }
 
 // TestAdminPathClosedWithoutToken: a node given no admin token has no

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -150,24 +149,11 @@ func (f *clusterFlags) start(ctx context.Context, log *slog.Logger, listen net.A
 func (f *clusterFlags) describe() []any {
 	switch {
 	case len(f.NATSURL) > 0:
-		return []any{"nats", redactURLs(splitList(f.NATSURL))}
+		return []any{"nats", cluster.RedactURLs(splitList(f.NATSURL))}
 	case f.ClusterListen != "":
-		return []any{"cluster_listen", f.ClusterListen, "routes", redactURLs(splitList(f.Routes))}
+		return []any{"cluster_listen", f.ClusterListen, "routes", cluster.RedactURLs(splitList(f.Routes))}
 	}
 	return []any{"routes", "none (a node on its own)"}
-}
-
-// redactURLs joins urls with commas, each without its user information.
-func redactURLs(urls []string) string {
-	out := make([]string, len(urls))
-	for i, s := range urls {
-		if u, err := url.Parse(s); err == nil && u.User != nil {
-			u.User = url.User("REDACTED")
-			s = u.String()
-		}
-		out[i] = s
-	}
-	return strings.Join(out, ",")
 }
 
 // stage names the start-up stage start runs, for its failure.

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json/jsontext"
 	json "encoding/json/v2"
 	"fmt"
@@ -288,20 +289,24 @@ func TestVersionCommand(t *testing.T) {
 // stdout and stderr.
 func runBin(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runBinEnv(t, nil, args...)
+}
+
+// runBinEnv is runBin with env added to the test's environment.
+func runBinEnv(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	bin, err := binary()
 	require.NoError(t, err)
-	cmd := exec.Command(bin, args...)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*exitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...) // killed if it does not exit in time
+	cmd.Env = append(os.Environ(), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	done := make(chan error, 1)
-	require.NoError(t, cmd.Start())
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(3 * exitTimeout):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("%v did not exit; stderr:\n%s", args, errOut.String())
+	cmd.WaitDelay = exitTimeout
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%v did not exit within %v; stderr:\n%s", args, 3*exitTimeout, errOut.String())
 	}
 	if err != nil {
 		var exit *exec.ExitError

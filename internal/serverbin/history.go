@@ -1,10 +1,8 @@
 package serverbin
 
 import (
-	"archive/tar"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,68 +54,35 @@ func buildAt(rev string) (string, error) {
 	return bin, nil
 }
 
-// extract writes the repository's tree at rev into dst.
+// extract writes the repository's tree at rev into dst: git archive,
+// unpacked by tar.
 func extract(rev, dst string) error {
 	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		return fmt.Errorf("serverbin: the tests do not run in a git checkout: %w", err)
 	}
-	cmd := exec.Command("git", "archive", "--format=tar", rev) // the whole tree: from the top (in a subdirectory, only that)
-	cmd.Dir = strings.TrimSpace(string(top))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("git archive %s: %w", rev, err)
+	archive := exec.Command("git", "archive", "--format=tar", rev) // the whole tree: from the top (in a subdirectory, only that)
+	archive.Dir = strings.TrimSpace(string(top))
+	var archiveErr, tarErr strings.Builder
+	archive.Stderr = &archiveErr
+	untar := exec.Command("tar", "-x", "-C", dst)
+	untar.Stderr = &tarErr
+	if untar.Stdin, err = archive.StdoutPipe(); err != nil {
+		return err
 	}
-	terr := untar(out, dst)
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("git archive %s (the history must hold it: not a shallow clone): %w: %s", rev, err, strings.TrimSpace(stderr.String()))
+	if err := untar.Start(); err != nil {
+		return fmt.Errorf("tar: %w", err)
 	}
-	return terr
-}
-
-func untar(r io.Reader, dst string) error {
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		name := filepath.Join(dst, filepath.FromSlash(h.Name))
-		if !strings.HasPrefix(name, filepath.Clean(dst)+string(os.PathSeparator)) {
-			return fmt.Errorf("git archive: %q leaves the tree", h.Name)
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(name, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-				return err
-			}
-			f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode)&0o755|0o600)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(f, tr)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-		case tar.TypeSymlink:
-			if err := os.Symlink(h.Linkname, name); err != nil {
-				return err
-			}
-		}
+	aerr := archive.Run()
+	terr := untar.Wait()
+	switch {
+	case aerr != nil:
+		return fmt.Errorf("git archive %s (the history must hold it: not a shallow clone): %w: %s", rev, aerr, strings.TrimSpace(archiveErr.String()))
+	case terr != nil:
+		return fmt.Errorf("tar -x of git archive %s: %w: %s", rev, terr, strings.TrimSpace(tarErr.String()))
 	}
+	return nil
 }

@@ -1,10 +1,6 @@
 package interop_test
 
 import (
-	"context"
-	json "encoding/json/v2"
-	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,16 +26,7 @@ func TestClusterBackupRestore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster three times")
 	}
-	ports := freePorts(t, 3)
-	var routes, dirs []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-	}
-	var args [][]string
-	for i, p := range ports {
-		dirs = append(dirs, t.TempDir())
-		args = append(args, nodeArgs(i, dirs[i], fmt.Sprintf("127.0.0.1:%d", p), routes))
-	}
+	args, dirs := threeNodeArgs(t)
 	c := startFaultCluster(t, args)
 
 	a := c.connect("alice", 0)
@@ -122,49 +109,20 @@ func (fc *faultClient) count(what string) int {
 }
 
 // rawRequest posts one JSON-RPC request of session id to node n and
-// returns its response (the data of the SSE event that carries it, when
-// the node answers with a stream); it requires a 200.
+// returns its answer's body; it requires a 200.
 func rawRequest(t *testing.T, n *httpServer, id, body string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), faultCall)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.url, strings.NewReader(body))
+	status, out, err := postJSON(t.Context(), n, id, body)
 	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", protocolVersion)
-	req.Header.Set("Mcp-Session-Id", id)
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	defer base.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: base}).Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
-	for _, line := range strings.Split(string(b), "\n") {
-		if data, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(data, `"result"`) {
-			return data
-		}
-	}
-	return string(b)
+	require.Equal(t, http.StatusOK, status, "%s", out)
+	return out
 }
 
 // rawTool calls tool name with args (a JSON object) in session id on node
 // n and returns the text of its single result.
 func rawTool(t *testing.T, n *httpServer, id, name, args string) string {
 	t.Helper()
-	out := rawRequest(t, n, id, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"`+name+`","arguments":`+args+`}}`)
-	var res struct {
-		Result struct {
-			IsError bool `json:"isError"`
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"result"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &res), "%s", out)
-	require.False(t, res.Result.IsError, "%s", out)
-	require.Len(t, res.Result.Content, 1, "%s", out)
-	return res.Result.Content[0].Text
+	text, err := toolText(rawRequest(t, n, id, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"`+name+`","arguments":`+args+`}}`))
+	require.NoError(t, err)
+	return text
 }

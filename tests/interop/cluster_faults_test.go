@@ -2,7 +2,6 @@ package interop_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	json "encoding/json/v2"
 	"errors"
@@ -22,6 +21,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-actors/mcp-actors/internal/serverbin"
 )
 
 // Process-level faults of a three-node cluster: a node killed and started
@@ -66,9 +67,16 @@ type faultCluster struct {
 // every node's /readyz says ready.
 func startFaultCluster(t *testing.T, args [][]string) *faultCluster {
 	t.Helper()
+	return startFaultClusterOf(t, serverbin.Path(t), args)
+}
+
+// startFaultClusterOf is startFaultCluster with the binary bin (another
+// release's: serverbin.AtCommit).
+func startFaultClusterOf(t *testing.T, bin string, args [][]string) *faultCluster {
+	t.Helper()
 	c := &faultCluster{t: t, args: args}
 	for _, a := range args {
-		c.nodes = append(c.nodes, startServer(t, a...))
+		c.nodes = append(c.nodes, startBinary(t, bin, a...))
 	}
 	t.Cleanup(c.stopAll) // before each node's own stop
 	ctx, cancel := context.WithTimeout(t.Context(), clusterReady)
@@ -123,6 +131,22 @@ func (c *faultCluster) stopAll() {
 		}
 		n.killed.Store(true) // its own cleanup has nothing left to do
 	}
+}
+
+// threeNodeArgs returns the serve arguments of three nodes routed to each
+// other (nodeArgs), and their data directories.
+func threeNodeArgs(t *testing.T) (args [][]string, dirs []string) {
+	t.Helper()
+	ports := freePorts(t, 3)
+	var routes []string
+	for _, p := range ports {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+	}
+	for i, p := range ports {
+		dirs = append(dirs, t.TempDir())
+		args = append(args, nodeArgs(i, dirs[i], fmt.Sprintf("127.0.0.1:%d", p), routes))
+	}
+	return args, dirs
 }
 
 // nodeArgs are node i's serve arguments: --node-id n<i+1>, its data dir,
@@ -572,15 +596,7 @@ func TestClusterRestartNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster and restarts a node")
 	}
-	ports := freePorts(t, 3)
-	var routes []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-	}
-	var args [][]string
-	for i, p := range ports {
-		args = append(args, nodeArgs(i, t.TempDir(), fmt.Sprintf("127.0.0.1:%d", p), routes))
-	}
+	args, _ := threeNodeArgs(t)
 	c := startFaultCluster(t, args)
 
 	const owner = 0 // n1
@@ -784,8 +800,16 @@ func (p *routeProxy) close() {
 func rawCall(t *testing.T, n *httpServer, id string, timeout time.Duration) (int, string, error) {
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
-	body := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"test_echo","arguments":{"text":"isolated"}}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.url, bytes.NewReader([]byte(body)))
+	return postJSON(ctx, n, id, `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"test_echo","arguments":{"text":"isolated"}}}`)
+}
+
+// postJSON posts one JSON-RPC message of session id to node n, on a
+// connection of its own, bounded by ctx and faultCall, and returns the
+// status and body.
+func postJSON(ctx context.Context, n *httpServer, id, body string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, faultCall)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.url, strings.NewReader(body))
 	if err != nil {
 		return 0, "", err
 	}
@@ -802,6 +826,32 @@ func rawCall(t *testing.T, n *httpServer, id string, timeout time.Duration) (int
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b), err
+}
+
+// toolText returns the text of the single-text result of a tools/call
+// answer (a JSON body, or the SSE event that carries it).
+func toolText(body string) (string, error) {
+	data := body
+	for _, line := range strings.Split(body, "\n") {
+		if d, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(d, `"result"`) {
+			data = d
+		}
+	}
+	var res struct {
+		Result *struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(data), &res); err != nil {
+		return "", fmt.Errorf("%w: %.300s", err, body)
+	}
+	if res.Result == nil || res.Result.IsError || len(res.Result.Content) != 1 {
+		return "", fmt.Errorf("not a single-text result: %.300s", body)
+	}
+	return res.Result.Content[0].Text, nil
 }
 
 // readyz returns node n's /readyz status and body.

@@ -3,7 +3,6 @@ package interop_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -42,22 +41,8 @@ func TestClusterRollingUpgrade(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the previous release and upgrades a three-node cluster")
 	}
-	old := serverbin.AtCommit(t, previousRelease)
-	ports := freePorts(t, 3)
-	var routes []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-	}
-	var args [][]string
-	for i, p := range ports {
-		args = append(args, nodeArgs(i, t.TempDir(), fmt.Sprintf("127.0.0.1:%d", p), routes))
-	}
-	c := &faultCluster{t: t, args: args}
-	for _, a := range args {
-		c.nodes = append(c.nodes, startBinary(t, old, a...))
-	}
-	t.Cleanup(c.stopAll)
-	c.waitAllReady()
+	args, _ := threeNodeArgs(t)
+	c := startFaultClusterOf(t, serverbin.AtCommit(t, previousRelease), args)
 
 	lb := newLiveNodes(c.nodes)
 	var sessions []string
@@ -92,9 +77,8 @@ func TestClusterRollingUpgrade(t *testing.T) {
 
 // liveNodes is a load balancer's view of the cluster: the nodes, which
 // are out of rotation, and the requests in flight to each. A node taken
-// out of rotation is drained before it is stopped, as a balancer does: a
-// request sent on a kept-alive connection just as the stopping server
-// closes it idle gets EOF, which says nothing about the cluster.
+// out of rotation is drained before it is stopped, as a balancer does:
+// the requests in flight to it end first.
 type liveNodes struct {
 	mu       sync.Mutex
 	idle     *sync.Cond // a request ended
@@ -212,17 +196,16 @@ func (ct *counterTraffic) call(id string) {
 	case err != nil:
 		ct.failed = append(ct.failed, fmt.Sprintf("%s on %s: %v", id, n.url, err))
 	case status == http.StatusServiceUnavailable:
-		ct.retries["503"]++
-		time.Sleep(50 * time.Millisecond) // as Retry-After asks, shorter: bounded by maxCalls
+		ct.retries["503"]++ // the next call comes a callPace later
 	case status != http.StatusOK:
 		ct.failed = append(ct.failed, fmt.Sprintf("%s on %s: HTTP %d %s", id, n.url, status, body))
 	case strings.Contains(body, `"error"`):
 		ct.retries["JSON-RPC error"]++
 		ct.lastError = body
 	default:
-		text, ok := counterText(body)
-		v, err := strconv.Atoi(text)
-		if !ok || err != nil {
+		text, err := toolText(body)
+		v, aerr := strconv.Atoi(text)
+		if err != nil || aerr != nil {
 			ct.failed = append(ct.failed, fmt.Sprintf("%s on %s: not a counter value: %s", id, n.url, body))
 			return
 		}
@@ -304,37 +287,4 @@ func (ct *counterTraffic) check() {
 		}
 	}
 	ct.t.Log(ct.summary())
-}
-
-// counterText returns the text of a test_counter result (a JSON response,
-// or the SSE event that carries it).
-func counterText(body string) (string, bool) {
-	_, rest, ok := strings.Cut(body, `"text":"`)
-	if !ok {
-		return "", false
-	}
-	text, _, ok := strings.Cut(rest, `"`)
-	return text, ok
-}
-
-// postJSON posts one JSON-RPC message of session id to node n, bounded by
-// faultCall, and returns the status and body.
-func postJSON(ctx context.Context, n *httpServer, id, body string) (int, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, faultCall)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.url, strings.NewReader(body))
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", protocolVersion)
-	req.Header.Set("Mcp-Session-Id", id)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
 }
