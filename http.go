@@ -100,6 +100,7 @@ func (s *Server) httpMux(opts *HTTPOptions) (*http.ServeMux, error) {
 	endpoint.Observer = s.httpObserver()
 	ep := transport.NewHTTPHandler(s.router, &endpoint)
 	ep.SetTracer(s.tracer)
+	ep.SetModern(s.modern)
 	mux := http.NewServeMux()
 	mux.Handle(o.Path, ep)
 	if o.Health {

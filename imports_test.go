@@ -16,7 +16,7 @@ import (
 var allowedImports = map[string][]string{
 	"messages":           {},
 	"actors/outbound":    {"messages"},
-	"actors/session":     {"actors/outbound", "internal/schema", "internal/tracing", "messages"},
+	"actors/session":     {"actors/outbound", "internal/schema", "internal/sealed", "internal/tracing", "messages"},
 	"actors/router":      {"actors/session", "messages"},
 	"actors/transport":   {"actors/router", "internal/tracing", "messages"},
 	"cluster":            {"actors/router", "actors/session", "internal/loopback", "internal/tracing", "messages"},
@@ -25,9 +25,10 @@ var allowedImports = map[string][]string{
 	"internal/tracing":   {"messages"},
 	"internal/loopback":  {},
 	"internal/serverbin": {},
+	"internal/sealed":    {},
 	"internal/access":    {"actors/router", "actors/session"},
 	".": {"actors/outbound", "actors/session", "actors/router", "actors/transport", "cluster", "metrics",
-		"internal/access", "internal/schema", "internal/loopback", "internal/tracing", "messages"},
+		"internal/access", "internal/schema", "internal/loopback", "internal/sealed", "internal/tracing", "messages"},
 }
 
 // TestImportRules keeps the import rules of docs/design.md true.

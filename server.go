@@ -91,6 +91,11 @@ type Server struct {
 	metrics *metrics.Metrics
 	// handlers runs the sessions' handlers.
 	handlers *handlerGoroutines
+	// modern serves the requests of protocol 2026-07-28, which have no
+	// session; stateKeys says whether SetRequestStateKeys gave it keys.
+	modern    *session.Modern
+	modernOpt session.ModernOptions
+	stateKeys bool
 
 	mu          sync.Mutex // serialises catalog changes; readers use the snapshots below
 	tools       atomic.Pointer[index[*tool]]
@@ -175,6 +180,8 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 			}
 		},
 	}
+	s.modernOpt = session.ModernOptions{Check: s.checkModern}
+	s.modern = session.NewModern(s.system.Root, s.cfg, s.modernOpt)
 	return s
 }
 
@@ -334,6 +341,8 @@ func (s *Server) end(ctx context.Context, grace time.Duration) error {
 		refs = append(refs, r)
 		return true
 	})
+	modernDone := make(chan error, 1)
+	go func() { modernDone <- s.modern.Close(ctx, grace) }()
 	for _, r := range refs {
 		select {
 		case <-r.Done(): // OnClose has run: the session is listed nowhere
@@ -344,6 +353,10 @@ func (s *Server) end(ctx context.Context, grace time.Duration) error {
 			s.handlers.release() // a handler still running ends on its own
 			return ctx.Err()
 		}
+	}
+	if err := <-modernDone; err != nil {
+		s.handlers.release()
+		return err
 	}
 	s.shutdown.Do(func() {
 		if s.cluster != nil {

@@ -78,11 +78,11 @@ func (s *Session) ElicitForm(ctx context.Context, params *messages.ElicitParams)
 	p := *params
 	if p.Mode == "url" {
 		if !caps.SupportsURLElicitation() {
-			return nil, fmt.Errorf("%w: elicitation.url", ErrCapability)
+			return nil, s.missing("elicitation.url")
 		}
 	} else {
 		if !caps.SupportsFormElicitation() {
-			return nil, fmt.Errorf("%w: elicitation.form", ErrCapability)
+			return nil, s.missing("elicitation.form")
 		}
 		// "mode" exists from 2025-11-25 on; older clients get the old shape.
 		p.Mode = ""

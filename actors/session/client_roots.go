@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -25,12 +24,15 @@ func (s *Session) ListRoots(ctx context.Context, opts ...RootsOption) ([]*messag
 		opt(&o)
 	}
 	if !s.ClientCapabilities().SupportsRoots() {
-		return nil, fmt.Errorf("%w: roots", ErrCapability)
+		return nil, s.missing("roots")
 	}
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
 	var epoch uint64
+	if s.mod != nil {
+		o.fresh = true // no session to cache them in
+	}
 	if !o.fresh {
 		get := &getRoots{reply: make(chan rootsSnapshot, 1)}
 		s.ref.post(get)
@@ -59,7 +61,13 @@ func (s *Session) ListRoots(ctx context.Context, opts ...RootsOption) ([]*messag
 // OnRootsChanged registers fn to run after each notifications/roots/
 // list_changed, after the listeners registered before it. The returned
 // function unregisters it.
+//
+// A modern request (2026-07-28) has no session, and its client sends no
+// such notification: fn is never called.
 func (s *Session) OnRootsChanged(fn RootsListener) (unregister func()) {
+	if s.mod != nil {
+		return func() {}
+	}
 	id := listenerIDs.Add(1)
 	s.ref.post(&addRootsListener{id: id, fn: fn})
 	return func() { s.ref.post(&removeRootsListener{id: id}) }

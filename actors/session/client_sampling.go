@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -16,11 +15,11 @@ func (s *Session) CreateMessage(ctx context.Context, p *messages.CreateMessagePa
 	caps := s.ClientCapabilities()
 	switch {
 	case !caps.SupportsSampling():
-		return nil, fmt.Errorf("%w: sampling", ErrCapability)
+		return nil, s.missing("sampling")
 	case (len(p.Tools) > 0 || p.ToolChoice != nil) && !caps.SupportsSamplingTools():
-		return nil, fmt.Errorf("%w: sampling.tools", ErrCapability)
+		return nil, s.missing("sampling.tools")
 	case p.IncludeContext != "" && p.IncludeContext != "none" && caps.Sampling.Context == nil:
-		return nil, fmt.Errorf("%w: sampling.context", ErrCapability)
+		return nil, s.missing("sampling.context")
 	}
 	var res messages.CreateMessageResult
 	if err := s.callInto(ctx, messages.MethodCreateMessage, p, &res); err != nil {

@@ -37,3 +37,14 @@ var ErrRemoteCancelled = outbound.ErrRemoteCancelled
 // ClientError is the client's JSON-RPC error answer to a server-to-client
 // request; see outbound.ClientError.
 type ClientError = outbound.ClientError
+
+// ErrNoSession is returned by the data store's methods (PutData, GetData,
+// DeleteData) for a request of the modern era (2026-07-28), which has no
+// session: state that spans requests is the server's own, named by an
+// identifier the client passes.
+var ErrNoSession = errors.New("session: a request of protocol 2026-07-28 has no session (no per-session data store)")
+
+// ErrNoInput is returned by Elicit, CreateMessage and ListRoots while
+// serving a modern request whose method cannot ask the client for input:
+// only tools/call, prompts/get and resources/read can.
+var ErrNoInput = errors.New("session: this request cannot ask the client for input (only tools/call, prompts/get and resources/read can)")

@@ -20,9 +20,10 @@ import (
 // session actor (and, for calls, waits for the answer). It is safe for
 // concurrent use.
 type Session struct {
-	ref  *Ref
-	info *Info
+	ref  *Ref          // nil serving a modern request
+	info *Info         // nil serving a modern request
 	req  *requestScope // nil outside a request (roots listeners)
+	mod  *modernCall   // the modern request served (nil in a session)
 }
 
 // requestScope is what a Session knows about the request it serves.
@@ -37,27 +38,52 @@ type requestScope struct {
 	reported bool
 }
 
-// ID returns the session ID.
-func (s *Session) ID() string { return s.ref.id }
+// ID returns the session ID ("" serving a modern request, which has no
+// session).
+func (s *Session) ID() string {
+	if s.mod != nil {
+		return ""
+	}
+	return s.ref.id
+}
 
-// Ref returns the session's address.
+// Ref returns the session's address (nil serving a modern request).
 func (s *Session) Ref() *Ref { return s.ref }
 
-// ProtocolVersion returns the negotiated protocol revision.
-func (s *Session) ProtocolVersion() string { return s.info.ProtocolVersion }
+// ProtocolVersion returns the negotiated protocol revision (for a modern
+// request, the request's).
+func (s *Session) ProtocolVersion() string {
+	if s.mod != nil {
+		return s.mod.meta().ProtocolVersion
+	}
+	return s.info.ProtocolVersion
+}
 
-// ClientInfo returns the client's name and version from initialize.
-func (s *Session) ClientInfo() messages.Implementation { return s.info.ClientInfo }
+// ClientInfo returns the client's name and version from initialize (for
+// a modern request, from the request's _meta).
+func (s *Session) ClientInfo() messages.Implementation {
+	if s.mod != nil {
+		return s.mod.meta().ClientInfo
+	}
+	return s.info.ClientInfo
+}
 
-// ClientCapabilities returns what the client declared at initialize. The
-// value is shared: do not modify it.
+// ClientCapabilities returns what the client declared at initialize (for
+// a modern request, in the request's _meta). The value is shared: do not
+// modify it.
 func (s *Session) ClientCapabilities() *messages.ClientCapabilities {
+	if s.mod != nil {
+		return &s.mod.meta().Capabilities
+	}
 	return &s.info.ClientCapabilities
 }
 
 // RequestID returns the ID of the client request being served (zero outside
 // a request).
 func (s *Session) RequestID() messages.ID {
+	if s.mod != nil {
+		return s.mod.turnNow().id
+	}
 	if s.req == nil {
 		return messages.ID{}
 	}
@@ -68,7 +94,9 @@ func (s *Session) RequestID() messages.ID {
 func (s *Session) route() messages.ID { return s.RequestID() }
 
 // Log sends notifications/message to the client if level passes the level
-// the client set with logging/setLevel. data is any JSON-marshallable value.
+// the client set with logging/setLevel (for a modern request, the
+// request's logLevel; none without one). data is any JSON-marshallable
+// value.
 func (s *Session) Log(ctx context.Context, level messages.LoggingLevel, logger string, data any) error {
 	if !level.Valid() {
 		return fmt.Errorf("session: unknown logging level %q", level)
@@ -85,6 +113,12 @@ func (s *Session) Log(ctx context.Context, level messages.LoggingLevel, logger s
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
+	if s.mod != nil {
+		if lv := s.mod.meta().LogLevel; lv != "" && level.Rank() >= lv.Rank() {
+			s.mod.send(frame)
+		}
+		return nil
+	}
 	s.ref.post(&sendLog{route: s.route(), rank: level.Rank(), data: frame})
 	return nil
 }
@@ -94,7 +128,8 @@ func (s *Session) Log(ctx context.Context, level messages.LoggingLevel, logger s
 // must increase from one report to the next; otherwise
 // ErrProgressNotIncreasing is returned and nothing is sent.
 func (s *Session) Progress(ctx context.Context, progress, total float64, message string) error {
-	if s.req == nil || !s.req.hasToken {
+	token, ok := s.progressToken()
+	if !ok {
 		return nil
 	}
 	if err := s.ready(ctx); err != nil {
@@ -105,7 +140,7 @@ func (s *Session) Progress(ctx context.Context, progress, total float64, message
 	if s.req.reported && progress <= s.req.last {
 		return fmt.Errorf("%w: %v after %v", ErrProgressNotIncreasing, progress, s.req.last)
 	}
-	p := &messages.ProgressParams{ProgressToken: s.req.token, Progress: progress, Message: message}
+	p := &messages.ProgressParams{ProgressToken: token, Progress: progress, Message: message}
 	if total > 0 {
 		p.Total = &total
 	}
@@ -116,8 +151,24 @@ func (s *Session) Progress(ctx context.Context, progress, total float64, message
 	s.req.last, s.req.reported = progress, true
 	// Posted under the lock so that reports leave in the order they passed
 	// the check.
+	if s.mod != nil {
+		s.mod.send(frame)
+		return nil
+	}
 	s.ref.post(&sendFrame{route: s.route(), data: frame})
 	return nil
+}
+
+// progressToken is the progress token of the request being served.
+func (s *Session) progressToken() (messages.ID, bool) {
+	if s.mod != nil {
+		m := s.mod.meta()
+		return m.ProgressToken, m.HasToken
+	}
+	if s.req == nil || !s.req.hasToken {
+		return messages.ID{}, false
+	}
+	return s.req.token, true
 }
 
 // CloseStream ends the connection that carries the current request's
@@ -125,7 +176,7 @@ func (s *Session) Progress(ctx context.Context, progress, total float64, message
 // HTTP) the client reconnects with Last-Event-ID and receives what followed,
 // including the response (SSE polling). Elsewhere it does nothing.
 func (s *Session) CloseStream() {
-	if s.req != nil {
+	if s.req != nil && s.mod == nil {
 		s.ref.post(&closeStream{route: s.req.id})
 	}
 }
@@ -134,6 +185,9 @@ func (s *Session) CloseStream() {
 func (s *Session) ready(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if s.mod != nil {
+		return nil
 	}
 	if s.ref.Closed() {
 		return ErrSessionClosed
@@ -144,6 +198,12 @@ func (s *Session) ready(ctx context.Context) error {
 // call sends a server-to-client request on this request's stream and waits
 // for the answer; see outbound.Client.Call.
 func (s *Session) call(ctx context.Context, method string, params any, opts ...outbound.CallOption) (jsontext.Value, error) {
+	if s.mod != nil {
+		ctx, span := tracing.ChildOf(ctx, "mcp.client_call "+method, trace.SpanKindClient, tracing.AttrMethod.String(method))
+		res, err := s.mod.input(ctx, method, params)
+		tracing.EndError(span, err)
+		return res, err
+	}
 	if s.ref.Closed() {
 		return nil, fmt.Errorf("calling %q: %w", method, ErrSessionClosed)
 	}
@@ -192,6 +252,9 @@ func (s *Session) DeleteData(ctx context.Context, key string) error {
 }
 
 func (s *Session) dataOp(ctx context.Context, op *dataOp) (dataReply, error) {
+	if s.mod != nil {
+		return dataReply{}, ErrNoSession
+	}
 	if err := s.ready(ctx); err != nil {
 		return dataReply{}, err
 	}

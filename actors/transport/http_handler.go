@@ -44,6 +44,7 @@ type HTTPHandler struct {
 	log    *slog.Logger
 	retry  string
 	tracer *tracing.Tracer // nil: no spans (SetTracer)
+	modern ModernServer    // nil: the legacy era only (SetModern)
 	// shutdowns maps each *http.Server that has served a GET stream to a
 	// channel closed when it begins to shut down (see shuttingDown).
 	shutdowns sync.Map

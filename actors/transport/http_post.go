@@ -26,10 +26,7 @@ func (h *HTTPHandler) post(x *exchange) {
 		h.fail(x, http.StatusNotAcceptable, "not acceptable: the Accept header must list application/json and text/event-stream")
 		return
 	}
-	version, ok := h.version(x)
-	if !ok {
-		return
-	}
+	hv := x.r.Header.Get(HeaderProtocolVersion)
 	body, err := h.body(x)
 	if err != nil {
 		if errors.Is(err, errBodyTooLarge) {
@@ -40,7 +37,14 @@ func (h *HTTPHandler) post(x *exchange) {
 		return
 	}
 	if messages.IsBatch(body) {
-		h.batch(x, version, body)
+		if h.modern != nil && messages.LooksModern(hv) {
+			h.refuse(x, http.StatusBadRequest, messages.ID{}, messages.Errorf(messages.CodeInvalidRequest,
+				"invalid request: JSON-RPC batches are not supported in protocol %s", hv))
+			return
+		}
+		if version, ok := h.version(x); ok {
+			h.batch(x, version, body)
+		}
 		return
 	}
 	msg, derr := messages.Decode(body)
@@ -49,6 +53,13 @@ func (h *HTTPHandler) post(x *exchange) {
 		return
 	}
 	x.mcpMethod = msg.Method
+	if h.isModern(x, msg, hv) {
+		h.postModern(x, msg, hv)
+		return
+	}
+	if _, ok := h.version(x); !ok {
+		return
+	}
 	if msg.Kind() == messages.KindRequest && msg.Method == messages.MethodInitialize {
 		h.initialize(x, msg)
 		return

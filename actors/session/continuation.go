@@ -1,0 +1,326 @@
+package session
+
+import (
+	"context"
+	"encoding/json/jsontext"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// A continuation is a modern request's handler waiting for the client's
+// input, kept by an actor of its own on the node that ran it: it gathers
+// the handler's input calls into rounds, answers each round with
+// input_required and a sealed requestState, hands the answers of the
+// retry to the calls, and sends what follows (progress, log messages,
+// the result) on the retry's stream.
+//
+//	inputCall ──▶ pending ──gather──▶ cut: input_required ──▶ live stream; waiting
+//	retry{round, answers} ──▶ answers to calls, journal; the retry's stream is live
+//	handlerDone ──▶ result on the live stream (or kept for the retry) ──▶ end
+//	expire / client gone ──▶ handler cancelled ──▶ end
+
+// contRef is the address of a continuation actor.
+type contRef struct {
+	id   string
+	pid  *actor.PID
+	root *actor.RootContext
+
+	mu      sync.Mutex
+	stopped bool // no message is posted once set (the actor has ended)
+}
+
+// post sends m to the actor and reports whether it was sent: not once
+// the continuation has ended.
+func (r *contRef) post(m any) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return false
+	}
+	r.root.Send(r.pid, m)
+	return true
+}
+
+// retry hands the continuation a retry of round, whose stream is t's.
+// It reports false when the continuation has ended: the caller runs the
+// handler again.
+func (r *contRef) retry(ctx context.Context, round int, t *turn, answers map[string]jsontext.Value, again func()) bool {
+	if !r.post(&contRetry{round: round, turn: t, answers: answers, again: again}) {
+		return false
+	}
+	context.AfterFunc(ctx, func() { r.post(&contStreamGone{stream: t.stream}) })
+	return true
+}
+
+// Messages of a continuation actor.
+type (
+	inputCall struct {
+		method string
+		params jsontext.Value
+		digest []byte
+		reply  chan inputAnswer
+		key    string // set when it joins the pending calls
+	}
+	inputAnswer struct {
+		result jsontext.Value
+		err    error
+	}
+	contRetry struct {
+		round   int
+		turn    *turn
+		answers map[string]jsontext.Value
+		again   func() // runs the handler again: the continuation has ended
+	}
+	contFrame      struct{ data []byte }
+	contStreamGone struct{ stream messages.StreamID }
+	handlerDone    struct {
+		res any
+		err error
+	}
+	contGather struct{}
+	contExpire struct{}
+)
+
+// contActor owns one continuation; every field is touched only in
+// Receive.
+type contActor struct {
+	m   *Modern
+	ref *contRef
+	c   *modernCall
+
+	round   int   // rounds cut so far
+	live    *turn // the request whose stream is the client's; nil while waiting for a retry
+	pending []*inputCall
+	keys    int
+	journal []answered // every answer so far, for the next requestState
+	result  *handlerDone
+	kept    bool // counted in Modern.parked, reachable in Modern.conts
+	ended   bool
+	gather  *time.Timer
+	expiry  *time.Timer
+	self    func(any)
+}
+
+// spawn starts the continuation of c (c.mu held).
+func (m *Modern) spawn(c *modernCall) *contRef {
+	ref := &contRef{id: m.newContID(), root: m.root}
+	var entries []answered
+	if c.journal != nil {
+		entries = append(entries, c.journal.entries...)
+	}
+	a := &contActor{m: m, ref: ref, c: c, live: c.cur.Load(), journal: entries}
+	props := actor.PropsFromProducer(func() actor.Actor { return a })
+	ref.pid = m.root.SpawnPrefix(props, "mcp-continuation/")
+	m.conts.Store(ref.id, ref)
+	return ref
+}
+
+// Receive implements actor.Actor.
+func (a *contActor) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		self, root := ctx.Self(), a.m.root
+		a.self = func(m any) { root.Send(self, m) }
+	case *inputCall:
+		a.inputCall(msg)
+	case *contGather:
+		if a.live != nil && !a.ended && len(a.pending) > 0 {
+			a.cut(ctx)
+		}
+	case *contRetry:
+		a.retry(ctx, msg)
+	case *contFrame:
+		if a.live != nil {
+			a.m.deliver(a.live.stream, msg.data, false)
+		}
+	case *handlerDone:
+		a.handlerDone(ctx, msg)
+	case *contStreamGone:
+		if a.live != nil && a.live.stream == msg.stream && !a.ended {
+			// The client closed the stream before the answer: cancelled.
+			a.live = nil
+			a.end(ctx)
+		}
+	case *contExpire:
+		a.end(ctx)
+	}
+}
+
+func (a *contActor) inputCall(m *inputCall) {
+	if a.ended {
+		m.reply <- inputAnswer{err: context.Canceled}
+		return
+	}
+	a.keys++
+	m.key = inputKey(m.method, a.keys)
+	a.pending = append(a.pending, m)
+	if a.live != nil {
+		a.gatherSoon()
+	}
+}
+
+// inputKey names an input request within its round: "elicitation-3".
+func inputKey(method string, n int) string {
+	kind, _, _ := strings.Cut(method, "/")
+	return kind + "-" + strconv.Itoa(n)
+}
+
+// gatherSoon cuts the round Gather after the last input call.
+func (a *contActor) gatherSoon() {
+	if a.gather == nil {
+		a.gather = time.AfterFunc(a.m.opts.Gather, func() { a.self(&contGather{}) })
+		return
+	}
+	a.gather.Reset(a.m.opts.Gather)
+}
+
+// cut ends a round: the pending calls go to the client as input requests
+// on the live stream, with the state of the round sealed; the
+// continuation then waits for the retry. Past the parking bound it is not
+// kept: the state carries no continuation, the handler is cancelled, and
+// the retry runs it again from the journal.
+func (a *contActor) cut(ctx actor.Context) {
+	a.round++
+	if !a.kept && a.m.parked.Add(1) <= int64(a.m.opts.MaxParked) {
+		a.kept = true
+	} else if !a.kept {
+		a.m.parked.Add(-1)
+	}
+	c := a.c
+	st := &requestState{
+		Round: a.round, Principal: c.req.Principal, Method: c.req.Msg.Method,
+		Digest:  requestDigest(c.req.Msg.Method, c.req.Msg.Params),
+		Expires: time.Now().Add(a.m.opts.ParkTTL).UnixMilli(),
+		Journal: a.journal,
+	}
+	if a.kept {
+		st.Cont = a.ref.id
+	}
+	reqs := make(map[string]messages.InputRequest, len(a.pending))
+	for _, p := range a.pending {
+		reqs[p.key] = messages.InputRequest{Method: p.method, Params: p.params}
+		st.Outstanding = append(st.Outstanding, asked{Key: p.key, Method: p.method, Digest: p.digest})
+	}
+	frame, err := messages.EncodeResult(a.live.id, &messages.InputRequiredResult{
+		ResultType: messages.ResultInputRequired, InputRequests: reqs,
+		RequestState: a.m.seal(st), Meta: a.m.serverMeta(),
+	})
+	if err != nil {
+		frame = messages.EncodeError(a.live.id, messages.ErrInternal)
+	}
+	a.m.deliver(a.live.stream, frame, true)
+	a.live = nil
+	if !a.kept {
+		a.end(ctx)
+		return
+	}
+	if a.expiry == nil {
+		a.expiry = time.AfterFunc(a.m.opts.ParkTTL, func() { a.self(&contExpire{}) })
+	} else {
+		a.expiry.Reset(a.m.opts.ParkTTL)
+	}
+}
+
+// retry resumes the continuation with the answers of the round it
+// retries, on the retry's stream.
+func (a *contActor) retry(ctx actor.Context, r *contRetry) {
+	switch {
+	case a.ended:
+		r.again()
+		return
+	case r.round < a.round:
+		a.m.deliver(r.turn.stream, messages.EncodeError(r.turn.id, messages.Errorf(messages.CodeInvalidParams,
+			"invalid params: this round of the request was answered already (send the latest requestState)")), true)
+		return
+	case a.live != nil:
+		// A retry of the round in progress takes its stream over; the
+		// stream it replaces ends without an answer.
+		a.m.cfg.Streams.DeliverStream(messages.StreamEvent{Stream: a.live.stream, Session: messages.ModernStreams, Signal: messages.SignalClosed})
+		a.take(r.turn)
+		return
+	}
+	if a.expiry != nil {
+		a.expiry.Stop()
+	}
+	still := a.pending[:0]
+	for _, p := range a.pending {
+		raw, ok := r.answers[p.key]
+		if !ok {
+			still = append(still, p) // asked again in the next round
+			continue
+		}
+		a.journal = append(a.journal, answered{Method: p.method, Digest: p.digest, Result: raw})
+		p.reply <- inputAnswer{result: raw}
+	}
+	clear(a.pending[len(still):])
+	a.pending = still
+	a.take(r.turn)
+	if a.result != nil {
+		a.handlerDone(ctx, a.result)
+		return
+	}
+	if len(a.pending) > 0 {
+		a.gatherSoon()
+	}
+}
+
+// take makes t's stream the client's, and t the request the handler's
+// Session reads.
+func (a *contActor) take(t *turn) {
+	a.live = t
+	a.c.cur.Store(t)
+}
+
+// handlerDone sends the handler's answer on the live stream, or keeps it
+// for the retry while there is none.
+func (a *contActor) handlerDone(ctx actor.Context, d *handlerDone) {
+	if a.ended {
+		return
+	}
+	if a.live == nil {
+		a.result = d
+		return
+	}
+	a.m.deliver(a.live.stream, a.m.encodeResult(a.c.req.Msg.Method, a.live.id, d.res, d.err), true)
+	a.live = nil
+	a.end(ctx)
+}
+
+// end ends the continuation: the handler is cancelled (its pending calls
+// fail), nothing is posted to it any more, and it stops once the messages
+// already sent are handled (a retry among them runs the handler again).
+func (a *contActor) end(ctx actor.Context) {
+	if a.ended {
+		return
+	}
+	a.ended = true
+	a.c.cancel()
+	if a.live != nil {
+		a.m.cfg.Streams.DeliverStream(messages.StreamEvent{Stream: a.live.stream, Session: messages.ModernStreams, Signal: messages.SignalClosed})
+		a.live = nil
+	}
+	for _, p := range a.pending {
+		p.reply <- inputAnswer{err: context.Canceled}
+	}
+	a.pending = nil
+	if a.gather != nil {
+		a.gather.Stop()
+	}
+	if a.expiry != nil {
+		a.expiry.Stop()
+	}
+	a.m.conts.Delete(a.ref.id)
+	if a.kept {
+		a.m.parked.Add(-1)
+	}
+	a.ref.mu.Lock()
+	a.ref.stopped = true
+	a.ref.mu.Unlock()
+	ctx.Poison(ctx.Self())
+}

@@ -1,0 +1,334 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/mcp-actors/mcp-actors/internal/sealed"
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// ModernOptions configure the serving of modern requests.
+type ModernOptions struct {
+	// Node names this node in continuation IDs ("" alone).
+	Node string
+	// Sealer seals requestState (nil: a key of this process's own).
+	Sealer *sealed.Sealer
+	// MaxParked bounds the continuations this node keeps at once
+	// (default 10,000): past it, a handler that asks for input is not
+	// kept; its retry runs it again from the answers requestState carries.
+	MaxParked int
+	// ParkTTL is how long a round's requestState is valid and its
+	// continuation waits for the retry (default 10 minutes).
+	ParkTTL time.Duration
+	// Gather is how long a round stays open for more input requests after
+	// the last one (default 2 ms): calls a handler makes concurrently
+	// share a round.
+	Gather time.Duration
+	// ListTTL is the ttlMs of discover and list results (default 60 s);
+	// resources/read results are private and immediately stale.
+	ListTTL time.Duration
+	// Check, when set, checks a request before it is served (the root
+	// package: Mcp-Param headers against the tool's x-mcp-header
+	// parameters); an error it returns is the answer.
+	Check func(req *messages.ModernRequest) *messages.Error
+}
+
+func (o ModernOptions) withDefaults() ModernOptions {
+	if o.Sealer == nil {
+		o.Sealer = sealed.Ephemeral()
+	}
+	if o.MaxParked <= 0 {
+		o.MaxParked = 10000
+	}
+	if o.ParkTTL <= 0 {
+		o.ParkTTL = 10 * time.Minute
+	}
+	if o.Gather <= 0 {
+		o.Gather = 2 * time.Millisecond
+	}
+	if o.ListTTL <= 0 {
+		o.ListTTL = time.Minute
+	}
+	return o
+}
+
+// Modern serves the requests of the modern era on one node. A request is
+// served where it lands, with no actor and nothing written, unless its
+// handler asks the client for input (Elicit, CreateMessage, ListRoots):
+// then a continuation actor keeps the handler, the client gets
+// input_required with a sealed requestState, and the retry — with the
+// answers — resumes it. A retry that finds no continuation (expired, its
+// node lost, the parking bound reached) runs the handler again, answering
+// its calls from the journal in requestState.
+//
+//	request ──▶ handler (Go) ──result──▶ stream
+//	               │ input call
+//	               ▼
+//	     continuation actor ──round cut──▶ input_required{inputRequests, requestState} ──▶ stream
+//	               ▲
+//	retry{requestState, inputResponses} ──answers──▶ handler goes on ──▶ retry's stream
+type Modern struct {
+	cfg  *Config
+	root *actor.RootContext
+	opts ModernOptions
+	log  *slog.Logger
+
+	conts   sync.Map       // continuation ID → *contRef, from spawn to end
+	running sync.Map       // *modernCall → struct{}: handlers running
+	runs    sync.WaitGroup // one per handler run
+	heads   sync.Map       // method → []byte: resultHead
+	parked  atomic.Int64   // continuations kept
+}
+
+// NewModern returns what serves modern requests with cfg's handler and
+// streams.
+func NewModern(root *actor.RootContext, cfg *Config, o ModernOptions) *Modern {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Modern{cfg: cfg, root: root, opts: o.withDefaults(), log: log}
+}
+
+// Close ends the serving of modern requests: continuations waiting for a
+// retry end at once (the retry runs the handler again, from the journal,
+// wherever it lands); running handlers get until grace to answer, then
+// are cancelled; Close returns once every handler has returned, or ctx
+// ends.
+func (m *Modern) Close(ctx context.Context, grace time.Duration) error {
+	m.conts.Range(func(_, ref any) bool {
+		ref.(*contRef).post(&contExpire{})
+		return true
+	})
+	done := make(chan struct{})
+	go func() { m.runs.Wait(); close(done) }()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	m.running.Range(func(c, _ any) bool {
+		c.(*modernCall).cancel()
+		return true
+	})
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Parked returns the number of continuations this node keeps.
+func (m *Modern) Parked() int { return int(m.parked.Load()) }
+
+// inputMethods are the methods whose handlers may ask for input.
+func inputMethod(method string) bool {
+	switch method {
+	case messages.MethodCallTool, messages.MethodGetPrompt, messages.MethodReadResource:
+		return true
+	}
+	return false
+}
+
+// Serve serves req; its frames go to req.Stream. ctx is the client's
+// request: once it ends before the answer, the request is cancelled.
+// Serve returns before the answer when a handler runs.
+func (m *Modern) Serve(ctx context.Context, req *messages.ModernRequest) {
+	msg := req.Msg
+	switch msg.Method {
+	case messages.MethodDiscover:
+		m.deliver(req.Stream, m.discover(msg.ID), true)
+		return
+	case messages.MethodInitialize, messages.MethodPing, messages.MethodSetLevel,
+		messages.MethodSubscribe, messages.MethodUnsubscribe:
+		m.deliver(req.Stream, messages.EncodeError(msg.ID, messages.Errorf(messages.CodeMethodNotFound,
+			"method not found: %q is not part of protocol %s", msg.Method, req.Meta.ProtocolVersion)), true)
+		return
+	}
+	if m.opts.Check != nil {
+		if e := m.opts.Check(req); e != nil {
+			m.deliver(req.Stream, messages.EncodeError(msg.ID, e), true)
+			return
+		}
+	}
+	t := &turn{id: msg.ID, meta: req.Meta, stream: req.Stream, params: msg.Params}
+	c := &modernCall{m: m, req: req, mrtr: inputMethod(msg.Method)}
+	c.cur.Store(t)
+	if c.mrtr && bytes.Contains(msg.Params, []byte(`"requestState"`)) {
+		var rp messages.RetryParams
+		if perr := messages.DecodeParams(msg.Params, &rp); perr != nil {
+			m.deliver(req.Stream, messages.EncodeError(msg.ID, perr), true)
+			return
+		}
+		if rp.RequestState != "" {
+			st, serr := m.openState(rp.RequestState, req.Principal, msg.Method, msg.Params, time.Now())
+			if serr != nil {
+				m.deliver(req.Stream, messages.EncodeError(msg.ID, serr), true)
+				return
+			}
+			// Without its continuation (expired, not kept, its node
+			// lost), the handler runs again, with every answer so far.
+			again := func() {
+				entries := st.Journal
+				for _, a := range st.Outstanding {
+					if r, ok := rp.InputResponses[a.Key]; ok {
+						entries = append(entries, answered{Method: a.Method, Digest: a.Digest, Result: r})
+					}
+				}
+				c.journal = newJournal(entries)
+				c.start(ctx)
+			}
+			if ref, ok := m.conts.Load(st.Cont); ok && st.Cont != "" {
+				if ref.(*contRef).retry(ctx, st.Round, t, rp.InputResponses, again) {
+					return
+				}
+			}
+			again()
+			return
+		}
+	}
+	c.start(ctx)
+}
+
+// deliver sends one frame to a stream.
+func (m *Modern) deliver(stream messages.StreamID, data []byte, end bool) {
+	m.cfg.Streams.DeliverStream(messages.StreamEvent{Stream: stream, Session: messages.ModernStreams, Signal: messages.SignalFrame, Frame: messages.Frame{Data: data, End: end}})
+}
+
+// discover is the result of server/discover for id.
+func (m *Modern) discover(id messages.ID) []byte {
+	b, err := messages.EncodeResult(id, &messages.DiscoverResult{
+		ResultType:        messages.ResultComplete,
+		SupportedVersions: messages.AllVersions,
+		Capabilities:      m.cfg.Capabilities,
+		Instructions:      m.cfg.Instructions,
+		TTLMs:             m.opts.ListTTL.Milliseconds(),
+		CacheScope:        messages.CachePublic,
+		Meta:              m.serverMeta(),
+	})
+	if err != nil {
+		return messages.EncodeError(id, messages.ErrInternal)
+	}
+	return b
+}
+
+// serverMeta is the _meta of every result: who answers.
+func (m *Modern) serverMeta() messages.Meta {
+	info, _ := messages.Marshal(m.cfg.ServerInfo)
+	return messages.Meta{messages.MetaKeyServerInfo: info}
+}
+
+// newContID returns a new continuation ID, naming this node as a session
+// ID does.
+func (m *Modern) newContID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	id := base64.RawURLEncoding.EncodeToString(b[:])
+	if m.opts.Node != "" {
+		return m.opts.Node + "." + id
+	}
+	return id
+}
+
+// encodeResult is the final frame of a modern request answered by id:
+// the handler's result with resultType, the server's identity, and for a
+// cacheable result its caching hints; or the error it returned.
+func (m *Modern) encodeResult(method string, id messages.ID, res any, err error) []byte {
+	if err == nil {
+		raw, merr := messages.Marshal(res)
+		if merr == nil {
+			if out, werr := m.wrapResult(method, raw); werr == nil {
+				if b, eerr := messages.EncodeResult(id, jsontext.Value(out)); eerr == nil {
+					return b
+				}
+			}
+		}
+		m.log.Error("encoding a result failed", "method", method, "err", merr)
+		err = messages.ErrInternal
+	}
+	var wire *messages.Error
+	if !errors.As(err, &wire) {
+		m.log.Error("handler failed", "method", method, "err", err)
+		wire = messages.ErrInternal
+	}
+	if wire.Code == messages.CodeURLElicitationRequired || wire.Code == messages.CodeResourceNotFound {
+		// Codes of the legacy era that a modern server never sends.
+		wire = &messages.Error{Code: messages.CodeInvalidParams, Message: wire.Message, Data: wire.Data}
+	}
+	return messages.EncodeError(id, wire)
+}
+
+// resultHead is the start of a wrapped result object of method, up to
+// its first field: "{" and the fields wrapResult adds.
+func (m *Modern) resultHead(method string) []byte {
+	if h, ok := m.heads.Load(method); ok {
+		return h.([]byte)
+	}
+	info, _ := messages.Marshal(m.cfg.ServerInfo)
+	h := []byte(`{"resultType":"complete","_meta":{"` + messages.MetaKeyServerInfo + `":` + string(info) + `}`)
+	switch method {
+	case messages.MethodListTools, messages.MethodListPrompts, messages.MethodListResources, messages.MethodListResourceTemplates:
+		h = append(h, `,"ttlMs":`+strconv.FormatInt(m.opts.ListTTL.Milliseconds(), 10)+`,"cacheScope":"public"`...)
+	case messages.MethodReadResource:
+		h = append(h, `,"ttlMs":0,"cacheScope":"private"`...)
+	}
+	m.heads.Store(method, h)
+	return h
+}
+
+// wrapResult adds resultType, the server's identity in _meta and, for a
+// cacheable result, ttlMs and cacheScope to a result object.
+func (m *Modern) wrapResult(method string, raw []byte) ([]byte, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) >= 2 && raw[0] == '{' && !bytes.Contains(raw, []byte(`"_meta"`)) {
+		// The common case, without decoding: the fields go in front.
+		head := m.resultHead(method)
+		out := make([]byte, 0, len(head)+len(raw))
+		out = append(out, head...)
+		if rest := bytes.TrimSpace(raw[1:]); len(rest) > 0 && rest[0] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, raw[1:]...), nil
+	}
+	fields := map[string]any{}
+	var obj map[string]jsontext.Value
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	meta := messages.Meta{}
+	if old, ok := obj["_meta"]; ok {
+		_ = json.Unmarshal(old, &meta)
+	}
+	for k, v := range m.serverMeta() {
+		meta[k] = v
+	}
+	for k, v := range obj {
+		fields[k] = v
+	}
+	fields["_meta"] = meta
+	fields["resultType"] = messages.ResultComplete
+	switch method {
+	case messages.MethodListTools, messages.MethodListPrompts, messages.MethodListResources, messages.MethodListResourceTemplates:
+		fields["ttlMs"], fields["cacheScope"] = m.opts.ListTTL.Milliseconds(), messages.CachePublic
+	case messages.MethodReadResource:
+		fields["ttlMs"], fields["cacheScope"] = 0, messages.CachePrivate
+	}
+	return messages.Marshal(fields)
+}

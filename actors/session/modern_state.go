@@ -1,0 +1,144 @@
+package session
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
+	"time"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// requestState is what an input_required result's requestState carries,
+// sealed (internal/sealed): the client cannot read or change it. Its
+// format version is V; a node refuses a version it does not know.
+type requestState struct {
+	V int `json:"v"`
+	// Cont is the continuation that waits for the retry ("" when none
+	// was kept: the parking bound was reached), and Round the round the
+	// retry answers (1 for the first input_required).
+	Cont  string `json:"c,omitempty"`
+	Round int    `json:"r"`
+	// Principal, Method and Digest bind the state to who asked what: a
+	// retry by another principal, of another method, tool, prompt,
+	// resource or arguments is refused.
+	Principal string `json:"p,omitempty"`
+	Method    string `json:"m"`
+	Digest    []byte `json:"d"`
+	// Expires is when the state lapses (Unix milliseconds).
+	Expires int64 `json:"e"`
+	// Outstanding are the input requests of this round, by key.
+	Outstanding []asked `json:"o,omitempty"`
+	// Journal holds the answers of earlier rounds: a handler run again
+	// (its continuation gone) gets them back without asking again.
+	Journal []answered `json:"j,omitempty"`
+}
+
+// stateVersion is the format of requestState this release writes and
+// reads.
+const stateVersion = 1
+
+// asked is one input request of a round.
+type asked struct {
+	Key    string `json:"k"`
+	Method string `json:"m"`
+	Digest []byte `json:"d"`
+}
+
+// answered is one answered input request: the call (method and a digest
+// of its params) and the client's answer.
+type answered struct {
+	Method string         `json:"m"`
+	Digest []byte         `json:"d"`
+	Result jsontext.Value `json:"a"`
+}
+
+// digestLen is the length of the digests kept: 128 bits of SHA-256.
+const digestLen = 16
+
+// callDigest digests a server-to-client call: its method and its params
+// as encoded (deterministically: json.Deterministic).
+func callDigest(method string, params []byte) []byte {
+	h := sha256.New()
+	h.Write([]byte(method))
+	h.Write([]byte{0})
+	h.Write(params)
+	return h.Sum(nil)[:digestLen]
+}
+
+// requestDigest digests what identifies a request for its requestState:
+// the method, and its name or URI and arguments, whatever the order of
+// the arguments' keys.
+func requestDigest(method string, params jsontext.Value) []byte {
+	var p struct {
+		Name      string         `json:"name"`
+		URI       string         `json:"uri"`
+		Arguments jsontext.Value `json:"arguments"`
+	}
+	_ = json.Unmarshal(params, &p)
+	h := sha256.New()
+	for _, s := range []string{method, p.Name, p.URI} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	if args := bytes.TrimSpace(p.Arguments); len(args) > 0 && string(args) != "null" {
+		var v any
+		if json.Unmarshal(args, &v) == nil {
+			args, _ = json.Marshal(v, json.Deterministic(true))
+		}
+		h.Write(args)
+	}
+	return h.Sum(nil)[:digestLen]
+}
+
+// errBadState is what a client is told of a requestState that cannot be
+// used, whatever the reason: nothing decoded is revealed.
+var errBadState = messages.Errorf(messages.CodeInvalidParams, "invalid params: requestState is not valid for this request (send the request again without it)")
+
+// openState opens and checks a retry's requestState: sealed by a key of
+// ours, unexpired, of this principal, for this method and these params.
+func (m *Modern) openState(sealedState, principal, method string, params jsontext.Value, now time.Time) (*requestState, *messages.Error) {
+	plain, err := m.opts.Sealer.Open(sealedState)
+	if err != nil {
+		return nil, errBadState
+	}
+	var st requestState
+	if json.Unmarshal(plain, &st) != nil || st.V != stateVersion {
+		return nil, errBadState
+	}
+	if now.UnixMilli() > st.Expires || st.Principal != principal || st.Method != method ||
+		!bytes.Equal(st.Digest, requestDigest(method, params)) {
+		return nil, errBadState
+	}
+	return &st, nil
+}
+
+// seal seals st.
+func (m *Modern) seal(st *requestState) string {
+	st.V = stateVersion
+	b, _ := json.Marshal(st)
+	return m.opts.Sealer.Seal(b)
+}
+
+// journal is the answers a handler run gets back before asking: each
+// entry is taken once, by the first call of the same method and params.
+type journal struct {
+	entries []answered
+	taken   []bool
+}
+
+// take returns the answer to the call (method, digest), once.
+func (j *journal) take(method string, digest []byte) (jsontext.Value, bool) {
+	for i, e := range j.entries {
+		if !j.taken[i] && e.Method == method && bytes.Equal(e.Digest, digest) {
+			j.taken[i] = true
+			return e.Result, true
+		}
+	}
+	return nil, false
+}
+
+func newJournal(entries []answered) *journal {
+	return &journal{entries: entries, taken: make([]bool, len(entries))}
+}

