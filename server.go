@@ -62,6 +62,15 @@ type Options struct {
 	// thread with it, where a reused one hands it to the next handler.
 	FreshHandlerGoroutines bool
 
+	// MaxParked bounds the handlers of protocol 2026-07-28 requests kept
+	// waiting for the client's input (default 10,000): past it a handler
+	// that asks for input is not kept, and the client's retry runs it
+	// again, its earlier calls answered from the requestState's journal.
+	MaxParked int
+	// RequestStateTTL is how long a requestState is valid, and a kept
+	// handler waits for the retry (default 10 minutes).
+	RequestStateTTL time.Duration
+
 	// TracerProvider, when set, gets the server's OpenTelemetry spans: one
 	// for each client request its HTTP endpoint receives ("mcp.request
 	// <method>"), each hop of one to another node ("mcp.route", then
@@ -180,7 +189,7 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 			}
 		},
 	}
-	s.modernOpt = session.ModernOptions{Check: s.checkModern}
+	s.modernOpt = session.ModernOptions{Check: s.checkModern, MaxParked: s.opts.MaxParked, ParkTTL: s.opts.RequestStateTTL}
 	s.modern = session.NewModern(s.system.Root, s.cfg, s.modernOpt)
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json/jsontext"
+	"errors"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/session"
@@ -59,7 +60,9 @@ type rootsResult struct {
 
 // addClientTools adds the tools that call back to the client. A failed call
 // (the client lacks the capability, answers with an error, or the session
-// ends) is reported to the model as an isError result.
+// ends) is reported to the model as an isError result; but for a client of
+// 2026-07-28 a missing capability is the tool's error, which the server
+// answers with MissingRequiredClientCapability (-32021).
 func (s *refSet) addClientTools() error {
 	err := mcpactors.AddTypedTool(s.srv,
 		&messages.Tool{Name: "test_sampling", Description: "Tests server-initiated sampling (LLM completion request)", InputSchema: samplingInput},
@@ -71,6 +74,9 @@ func (s *refSet) addClientTools() error {
 				}},
 				MaxTokens: samplingMaxTokens,
 			})
+			if missingCapability(sess, err) {
+				return nil, nil, err
+			}
 			if err != nil {
 				return toolError("sampling failed: %v", err), nil, nil
 			}
@@ -87,7 +93,8 @@ func (s *refSet) addClientTools() error {
 	err = mcpactors.AddTypedTool(s.srv,
 		&messages.Tool{Name: "test_elicitation", Description: "Tests server-initiated elicitation (user input request)", InputSchema: elicitInput},
 		func(ctx context.Context, sess *mcpactors.Session, in elicitArgs) (*messages.CallToolResult, any, error) {
-			return elicit(ctx, sess, in.Message, elicitSchema, "User response"), nil, nil
+			res, err := elicit(ctx, sess, in.Message, elicitSchema, "User response")
+			return res, nil, err
 		})
 	if err != nil {
 		return err
@@ -95,15 +102,18 @@ func (s *refSet) addClientTools() error {
 	return s.addTools([]tool{
 		{&messages.Tool{Name: "test_elicitation_sep1034_defaults", Description: "Tests elicitation with default values per SEP-1034", InputSchema: noArgs},
 			func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-				return elicit(ctx, sess, "Please review and update the form fields with defaults", sep1034Schema, "Elicitation completed"), nil
+				return elicit(ctx, sess, "Please review and update the form fields with defaults", sep1034Schema, "Elicitation completed")
 			}},
 		{&messages.Tool{Name: "test_elicitation_sep1330_enums", Description: "Tests elicitation with enum schema improvements per SEP-1330", InputSchema: noArgs},
 			func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-				return elicit(ctx, sess, "Please select options from the enum fields", sep1330Schema, "Elicitation completed"), nil
+				return elicit(ctx, sess, "Please select options from the enum fields", sep1330Schema, "Elicitation completed")
 			}},
 		{&messages.Tool{Name: "test_roots", Description: "Lists the client's roots, asking the client on every call", InputSchema: noArgs},
 			func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
 				roots, err := sess.ListRoots(ctx, session.FreshRoots())
+				if missingCapability(sess, err) {
+					return nil, err
+				}
 				if err != nil {
 					return toolError("listing roots failed: %v", err), nil
 				}
@@ -121,17 +131,26 @@ func (s *refSet) addClientTools() error {
 	})
 }
 
+// missingCapability reports whether err is a missing capability of a
+// modern request's client, which the tool returns as its error.
+func missingCapability(sess *mcpactors.Session, err error) bool {
+	return sess.Modern() && errors.Is(err, session.ErrCapability)
+}
+
 // elicit asks the client to fill schema and reports the answer as
 // "<prefix>: action=<action>, content=<content>", the content exactly as the
 // client sent it ({} when it sent none).
-func elicit(ctx context.Context, sess *mcpactors.Session, message string, schema jsontext.Value, prefix string) *messages.CallToolResult {
+func elicit(ctx context.Context, sess *mcpactors.Session, message string, schema jsontext.Value, prefix string) (*messages.CallToolResult, error) {
 	res, err := sess.ElicitForm(ctx, &messages.ElicitParams{Message: message, RequestedSchema: schema})
+	if missingCapability(sess, err) {
+		return nil, err
+	}
 	if err != nil {
-		return toolError("elicitation failed: %v", err)
+		return toolError("elicitation failed: %v", err), nil
 	}
 	content := bytes.TrimSpace(res.Content)
 	if len(content) == 0 || string(content) == "null" {
 		content = []byte("{}")
 	}
-	return text(prefix + ": action=" + string(res.Action) + ", content=" + string(content))
+	return text(prefix + ": action=" + string(res.Action) + ", content=" + string(content)), nil
 }

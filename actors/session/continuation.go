@@ -100,7 +100,8 @@ type contActor struct {
 	keys    int
 	journal []answered // every answer so far, for the next requestState
 	result  *handlerDone
-	kept    bool // counted in Modern.parked, reachable in Modern.conts
+	kept    bool      // counted in Modern.parked
+	expires time.Time // of the last round's requestState
 	ended   bool
 	gather  *time.Timer
 	expiry  *time.Timer
@@ -187,6 +188,7 @@ func (a *contActor) gatherSoon() {
 // the retry runs it again from the journal.
 func (a *contActor) cut(ctx actor.Context) {
 	a.round++
+	a.expires = time.Now().Add(a.m.opts.ParkTTL)
 	if !a.kept && a.m.parked.Add(1) <= int64(a.m.opts.MaxParked) {
 		a.kept = true
 	} else if !a.kept {
@@ -196,7 +198,7 @@ func (a *contActor) cut(ctx actor.Context) {
 	st := &requestState{
 		Round: a.round, Principal: c.req.Principal, Method: c.req.Msg.Method,
 		Digest:  requestDigest(c.req.Msg.Method, c.req.Msg.Params),
-		Expires: time.Now().Add(a.m.opts.ParkTTL).UnixMilli(),
+		Expires: a.expires.UnixMilli(),
 		Journal: a.journal,
 	}
 	if a.kept {
@@ -235,8 +237,7 @@ func (a *contActor) retry(ctx actor.Context, r *contRetry) {
 		r.again()
 		return
 	case r.round < a.round:
-		a.m.deliver(r.turn.stream, messages.EncodeError(r.turn.id, messages.Errorf(messages.CodeInvalidParams,
-			"invalid params: this round of the request was answered already (send the latest requestState)")), true)
+		a.m.deliver(r.turn.stream, messages.EncodeError(r.turn.id, errAnswered), true)
 		return
 	case a.live != nil:
 		// A retry of the round in progress takes its stream over; the
@@ -289,6 +290,9 @@ func (a *contActor) handlerDone(ctx actor.Context, d *handlerDone) {
 	}
 	a.m.deliver(a.live.stream, a.m.encodeResult(a.c.req.Msg.Method, a.live.id, d.res, d.err), true)
 	a.live = nil
+	if a.kept {
+		a.m.answered.add(a.ref.id, a.expires, time.Now())
+	}
 	a.end(ctx)
 }
 

@@ -90,7 +90,11 @@ type Modern struct {
 	running sync.Map       // *modernCall → struct{}: handlers running
 	runs    sync.WaitGroup // one per handler run
 	heads   sync.Map       // method → []byte: resultHead
-	parked  atomic.Int64   // continuations kept
+	// answered remembers the continuations that sent their result, until
+	// their last requestState expires: a retry of one is refused rather
+	// than running the handler again.
+	answered answeredSet
+	parked   atomic.Int64 // continuations kept
 }
 
 // NewModern returns what serves modern requests with cfg's handler and
@@ -195,6 +199,10 @@ func (m *Modern) Serve(ctx context.Context, req *messages.ModernRequest) {
 				c.journal = newJournal(entries)
 				c.start(ctx)
 			}
+			if st.Cont != "" && m.answered.has(st.Cont, time.Now()) {
+				m.deliver(req.Stream, messages.EncodeError(msg.ID, errAnswered), true)
+				return
+			}
 			if ref, ok := m.conts.Load(st.Cont); ok && st.Cont != "" {
 				if ref.(*contRef).retry(ctx, st.Round, t, rp.InputResponses, again) {
 					return
@@ -205,6 +213,42 @@ func (m *Modern) Serve(ctx context.Context, req *messages.ModernRequest) {
 		}
 	}
 	c.start(ctx)
+}
+
+// errAnswered refuses a retry of a round that was answered already.
+var errAnswered = messages.Errorf(messages.CodeInvalidParams,
+	"invalid params: this round of the request was answered already (send the latest requestState)")
+
+// answeredSet is a set of continuation IDs, each until its expiry; it
+// forgets the expired ones as it grows.
+type answeredSet struct {
+	mu   sync.Mutex
+	ids  map[string]time.Time
+	next time.Time // no sweep before then
+}
+
+func (s *answeredSet) add(id string, until, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ids == nil {
+		s.ids = make(map[string]time.Time)
+	}
+	if now.After(s.next) {
+		for k, t := range s.ids {
+			if now.After(t) {
+				delete(s.ids, k)
+			}
+		}
+		s.next = now.Add(time.Minute)
+	}
+	s.ids[id] = until
+}
+
+func (s *answeredSet) has(id string, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.ids[id]
+	return ok && !now.After(t)
 }
 
 // deliver sends one frame to a stream.
