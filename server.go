@@ -63,7 +63,8 @@ type Options struct {
 	FreshHandlerGoroutines bool
 
 	// MaxParked bounds the handlers of protocol 2026-07-28 requests kept
-	// waiting for the client's input (default 10,000): past it a handler
+	// waiting for the client's input (default 10,000; negative: none):
+	// past it a handler
 	// that asks for input is not kept, and the client's retry runs it
 	// again, its earlier calls answered from the requestState's journal.
 	MaxParked int

@@ -32,6 +32,7 @@ type wireCall struct {
 	params                       string // the params object, _meta added unless noMeta
 	noMeta                       bool
 	caps                         string // clientCapabilities (default {})
+	extraMeta                    string // more _meta members, each followed by a comma
 	header                       map[string]string
 }
 
@@ -65,7 +66,7 @@ func (c wireCall) body(id int) string {
 		params = "{}"
 	}
 	if !c.noMeta {
-		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + version + `","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+		meta := `"_meta":{` + c.extraMeta + `"io.modelcontextprotocol/protocolVersion":"` + version + `","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
 		if params == "{}" {
 			params = "{" + meta + "}"
 		} else {
@@ -110,7 +111,7 @@ func send(t *testing.T, url string, id int, c wireCall) *wireAnswer {
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	a := &wireAnswer{status: resp.StatusCode, header: resp.Header, raw: string(b)}
-	if len(bytes.TrimSpace(b)) > 0 {
+	if len(bytes.TrimSpace(b)) > 0 && resp.Header.Get("Content-Type") == "application/json" {
 		require.NoError(t, json.Unmarshal(b, &a.msg), "answer %s", b)
 	}
 	return a
@@ -142,8 +143,17 @@ var tokens = transport.BearerTokens(func(_ context.Context, token string) (strin
 // given (none: a key of the process's own) and, with auth, bearer tokens.
 func wireServer(t *testing.T, auth bool, keys ...[]byte) string {
 	t.Helper()
-	srv := mcpactors.NewServer(messages.Implementation{Name: "reftools-wire", Version: "1.0.0"}, nil)
+	return wireServerWith(t, nil, nil, auth, keys...)
+}
+
+// wireServerWith is wireServer with options, and more tools added by add.
+func wireServerWith(t *testing.T, o *mcpactors.Options, add func(*mcpactors.Server), auth bool, keys ...[]byte) string {
+	t.Helper()
+	srv := mcpactors.NewServer(messages.Implementation{Name: "reftools-wire", Version: "1.0.0"}, o)
 	require.NoError(t, reftools.Register(srv))
+	if add != nil {
+		add(srv)
+	}
 	if len(keys) > 0 {
 		var prev []byte
 		if len(keys) > 1 {

@@ -27,8 +27,9 @@ type ModernOptions struct {
 	// Sealer seals requestState (nil: a key of this process's own).
 	Sealer *sealed.Sealer
 	// MaxParked bounds the continuations this node keeps at once
-	// (default 10,000): past it, a handler that asks for input is not
-	// kept; its retry runs it again from the answers requestState carries.
+	// (default 10,000; negative: none): past it, a handler that asks for
+	// input is not kept; its retry runs it again from the answers
+	// requestState carries.
 	MaxParked int
 	// ParkTTL is how long a round's requestState is valid and its
 	// continuation waits for the retry (default 10 minutes).
@@ -50,8 +51,11 @@ func (o ModernOptions) withDefaults() ModernOptions {
 	if o.Sealer == nil {
 		o.Sealer = sealed.Ephemeral()
 	}
-	if o.MaxParked <= 0 {
+	switch {
+	case o.MaxParked == 0:
 		o.MaxParked = 10000
+	case o.MaxParked < 0:
+		o.MaxParked = 0 // none kept
 	}
 	if o.ParkTTL <= 0 {
 		o.ParkTTL = 10 * time.Minute

@@ -1,0 +1,257 @@
+package reftools_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// Rounds of input_required as a client of 2026-07-28 sees them: how many
+// POSTs a call takes, how often each input is asked, how often the
+// handler runs.
+
+// countingRT counts the POSTs of tools/call.
+type countingRT struct{ calls atomic.Int64 }
+
+func (c *countingRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Mcp-Method") == messages.MethodCallTool {
+		c.calls.Add(1)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// roundsClient connects the Go SDK client (2026-07-28) to url, counting
+// its tools/call POSTs and the elicitations and samplings it answers.
+type roundsClient struct {
+	cs              *mcp.ClientSession
+	rt              *countingRT
+	elicits, sample atomic.Int64
+}
+
+func newRoundsClient(t *testing.T, url string) *roundsClient {
+	t.Helper()
+	rc := &roundsClient{rt: &countingRT{}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "rounds", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			rc.elicits.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": r.Params.Message}}, nil
+		},
+		CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			rc.sample.Add(1)
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "sampled"}}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rc.rt}}, nil)
+	require.NoError(t, err)
+	require.Equal(t, messages.Version20260728, cs.InitializeResult().ProtocolVersion)
+	t.Cleanup(func() { _ = cs.Close() })
+	rc.cs = cs
+	return rc
+}
+
+func (rc *roundsClient) call(t *testing.T, name string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	res, err := rc.cs.CallTool(ctx, &mcp.CallToolParams{Name: name})
+	require.NoError(t, err)
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	require.False(t, res.IsError, b.String())
+	return b.String()
+}
+
+type answer struct {
+	Answer string `json:"answer"`
+}
+
+// roundTools adds the tools of these tests; runs counts the handler runs
+// of each.
+func roundTools(runs *sync.Map) func(*mcpactors.Server) {
+	count := func(name string) {
+		n, _ := runs.LoadOrStore(name, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+	}
+	return func(srv *mcpactors.Server) {
+		noArgs := &messages.Tool{InputSchema: []byte(`{"type":"object","properties":{}}`)}
+		add := func(name string, h mcpactors.ToolHandler) {
+			def := *noArgs
+			def.Name, def.Description = name, name
+			if err := srv.AddTool(&def, h); err != nil {
+				panic(err)
+			}
+		}
+		// Two questions at once: they share a round.
+		add("pair", func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+			count("pair")
+			var wg sync.WaitGroup
+			got := make([]string, 2)
+			errs := make([]error, 2)
+			for i, q := range []string{"first", "second"} {
+				wg.Go(func() {
+					var a answer
+					_, errs[i] = sess.Elicit(ctx, q, &a)
+					got[i] = a.Answer
+				})
+			}
+			wg.Wait()
+			for _, err := range errs {
+				if err != nil {
+					return nil, err
+				}
+			}
+			return &messages.CallToolResult{Content: messages.ContentList{&messages.TextContent{Text: got[0] + "+" + got[1]}}}, nil
+		})
+		// One question, then a sampling that depends on it: two rounds.
+		add("chain", func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+			count("chain")
+			var a answer
+			if _, err := sess.Elicit(ctx, "name?", &a); err != nil {
+				return nil, err
+			}
+			res, err := sess.CreateMessage(ctx, &messages.CreateMessageParams{MaxTokens: 10,
+				Messages: []*messages.SamplingMessage{{Role: messages.RoleUser, Content: messages.ContentList{&messages.TextContent{Text: a.Answer}}}}})
+			if err != nil {
+				return nil, err
+			}
+			text := ""
+			for _, c := range res.Content {
+				if tc, ok := c.(*messages.TextContent); ok {
+					text = tc.Text
+				}
+			}
+			return &messages.CallToolResult{Content: messages.ContentList{&messages.TextContent{Text: a.Answer + "/" + text}}}, nil
+		})
+		// A long call that notices its cancellation.
+		add("wait", func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+			count("wait")
+			_ = sess.Progress(ctx, 1, 0, "started")
+			<-ctx.Done()
+			count("wait cancelled")
+			return nil, ctx.Err()
+		})
+	}
+}
+
+func runsOf(runs *sync.Map, name string) int64 {
+	n, ok := runs.Load(name)
+	if !ok {
+		return 0
+	}
+	return n.(*atomic.Int64).Load()
+}
+
+func TestModernRoundShared(t *testing.T) {
+	var runs sync.Map
+	rc := newRoundsClient(t, wireServerWith(t, nil, roundTools(&runs), false))
+	assert.Equal(t, "first+second", rc.call(t, "pair"))
+	assert.EqualValues(t, 2, rc.rt.calls.Load(), "one round: the call and its retry")
+	assert.EqualValues(t, 2, rc.elicits.Load(), "each question asked once")
+	assert.EqualValues(t, 1, runsOf(&runs, "pair"), "the handler ran once, kept between the rounds")
+}
+
+func TestModernTwoRounds(t *testing.T) {
+	var runs sync.Map
+	rc := newRoundsClient(t, wireServerWith(t, nil, roundTools(&runs), false))
+	assert.Equal(t, "name?/sampled", rc.call(t, "chain"))
+	assert.EqualValues(t, 3, rc.rt.calls.Load(), "two rounds")
+	assert.EqualValues(t, 1, rc.elicits.Load())
+	assert.EqualValues(t, 1, rc.sample.Load())
+	assert.EqualValues(t, 1, runsOf(&runs, "chain"))
+}
+
+// TestModernJournal keeps no handler between rounds (the parking bound
+// is reached at once): each retry runs the handler again, and the
+// journal in requestState answers what was asked before, so that no
+// input is asked twice.
+func TestModernJournal(t *testing.T) {
+	var runs sync.Map
+	rc := newRoundsClient(t, wireServerWith(t, &mcpactors.Options{MaxParked: -1}, roundTools(&runs), false))
+	assert.Equal(t, "name?/sampled", rc.call(t, "chain"))
+	assert.Equal(t, "first+second", rc.call(t, "pair"))
+	assert.EqualValues(t, 5, rc.rt.calls.Load(), "three POSTs for chain, two for pair")
+	assert.EqualValues(t, 3, rc.elicits.Load(), "each question asked once")
+	assert.EqualValues(t, 1, rc.sample.Load())
+	assert.EqualValues(t, 3, runsOf(&runs, "chain"), "run again after each round")
+	assert.EqualValues(t, 2, runsOf(&runs, "pair"))
+}
+
+// TestModernCancelByClosing closes the stream of a running call: the
+// handler's context ends (closing the stream is how a client of
+// Streamable HTTP cancels).
+func TestModernCancelByClosing(t *testing.T) {
+	var runs sync.Map
+	url := wireServerWith(t, nil, roundTools(&runs), false)
+	ctx, cancel := context.WithCancel(t.Context())
+	c := wireCall{method: "tools/call", name: "wait", params: `{"name":"wait"}`, extraMeta: `"progressToken":"p1",`}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(c.body(1)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", messages.Version20260728)
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "wait")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	require.NoError(t, err)
+	assert.Contains(t, line, "event: message", "the progress notification comes first")
+	cancel() // the client goes away with the progress notification read
+	require.Eventually(t, func() bool { return runsOf(&runs, "wait cancelled") == 1 }, 5*time.Second, 5*time.Millisecond,
+		"the handler's context ended")
+}
+
+// TestModernProgressAndLogs: notifications of a request go on its own
+// stream — progress with the request's token, log messages only at or
+// above the request's logLevel, none without one.
+func TestModernProgressAndLogs(t *testing.T) {
+	url := wireServer(t, false)
+	events := func(c wireCall) []string {
+		a := send(t, url, 1, c)
+		require.Equal(t, 200, a.status)
+		var out []string
+		for _, line := range strings.Split(a.raw, "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				out = append(out, data)
+			}
+		}
+		if len(out) == 0 {
+			out = []string{strings.TrimSpace(a.raw)} // a JSON answer
+		}
+		return out
+	}
+	progress := events(wireCall{method: "tools/call", name: "test_tool_with_progress", params: `{"name":"test_tool_with_progress"}`, extraMeta: `"progressToken":7,`})
+	require.Len(t, progress, 4, "three progress notifications, then the result")
+	for _, p := range progress[:3] {
+		assert.Contains(t, p, `"method":"notifications/progress"`)
+		assert.Contains(t, p, `"progressToken":7`)
+	}
+	assert.Contains(t, progress[3], `"resultType":"complete"`)
+
+	logs := events(wireCall{method: "tools/call", name: "test_tool_with_logging", params: `{"name":"test_tool_with_logging"}`, extraMeta: `"io.modelcontextprotocol/logLevel":"info",`})
+	require.Len(t, logs, 4, "three log messages, then the result")
+	assert.Contains(t, logs[0], `"method":"notifications/message"`)
+	quiet := events(wireCall{method: "tools/call", name: "test_tool_with_logging", params: `{"name":"test_tool_with_logging"}`, extraMeta: `"io.modelcontextprotocol/logLevel":"error",`})
+	assert.Len(t, quiet, 1, "nothing below the request's level: %v", quiet)
+	none := events(wireCall{method: "tools/call", name: "test_tool_with_logging", params: `{"name":"test_tool_with_logging"}`})
+	assert.Len(t, none, 1, "no log messages without a logLevel: %v", none)
+}
