@@ -34,6 +34,10 @@ type StdioOptions struct {
 	DrainTimeout time.Duration
 	// Logger receives transport diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Modern, when set, serves the requests of protocol 2026-07-28 (their
+	// _meta names a version; server/discover), beside the legacy session
+	// on the same connection; nil: they go to the session.
+	Modern ModernServer
 }
 
 // flushTimeout bounds how long ServeStdio waits, once the session has
@@ -86,8 +90,13 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, rt router.Router,
 	}()
 	ref.Send(&messages.AttachStream{Stream: sid})
 
+	var mod *stdioModern
+	if o.Modern != nil {
+		mod = &stdioModern{srv: o.Modern, streams: rt.Streams(), out: out, running: make(map[string]*lineStream)}
+		defer mod.cancelAll()
+	}
 	readErr := make(chan error, 1)
-	go func() { readErr <- readLines(r, o.MaxLineBytes, ref, out) }()
+	go func() { readErr <- readLines(r, o.MaxLineBytes, ref, out, mod) }()
 
 	readDone := false
 	select {
@@ -156,7 +165,7 @@ func waitWriter(done *sync.WaitGroup, overflow <-chan struct{}) bool {
 
 // readLines reads messages until EOF or a read error and hands them to the
 // session. Malformed lines are answered on out and reading goes on.
-func readLines(r io.Reader, maxLine int, ref stdioSession, out *lineSink) error {
+func readLines(r io.Reader, maxLine int, ref stdioSession, out *lineSink, mod *stdioModern) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, tooLong, err := readLine(br, maxLine)
@@ -164,7 +173,7 @@ func readLines(r io.Reader, maxLine int, ref stdioSession, out *lineSink) error 
 			out.Deliver(messages.Frame{Data: messages.EncodeError(messages.ID{},
 				messages.Errorf(messages.CodeInvalidRequest, "invalid request: message exceeds %d bytes", maxLine))})
 		} else if len(bytes.TrimSpace(line)) > 0 {
-			deliverLine(line, ref, out)
+			deliverLine(line, ref, out, mod)
 		}
 		if err != nil {
 			return err
@@ -200,7 +209,7 @@ func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) 
 }
 
 // deliverLine decodes one line and sends it to the session.
-func deliverLine(line []byte, ref stdioSession, out *lineSink) {
+func deliverLine(line []byte, ref stdioSession, out *lineSink, mod *stdioModern) {
 	if messages.IsBatch(line) {
 		out.Deliver(messages.Frame{Data: messages.EncodeError(messages.ID{},
 			messages.Errorf(messages.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported"))})
@@ -213,6 +222,9 @@ func deliverLine(line []byte, ref stdioSession, out *lineSink) {
 			id = m.ID
 		}
 		out.Deliver(messages.Frame{Data: messages.EncodeError(id, derr)})
+		return
+	}
+	if mod != nil && mod.serves(m) {
 		return
 	}
 	switch m.Kind() {
