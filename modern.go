@@ -19,16 +19,20 @@ import (
 // RequestStateKeySize is the length of a request state key (AES-256).
 const RequestStateKeySize = sealed.KeySize
 
-// ErrNoStateKey is returned by JoinCluster for a node with peers and no
-// request state key: a retry may land on any node, and each must open
-// what the others sealed.
+// ErrNoStateKey is returned by JoinCluster for a node with peers, no
+// request state key (SetRequestStateKeys) and no route secret to derive
+// one from (the cluster's routes authenticate by TLS alone, or it runs on
+// external NATS): a retry may land on any node, and each must open what
+// the others sealed.
 var ErrNoStateKey = errors.New("mcpactors: a cluster node needs a request state key shared by every node (SetRequestStateKeys)")
 
 // SetRequestStateKeys sets the keys that seal and open the requestState
 // of modern requests: current seals and opens; previous, when not nil,
 // only opens (during a rotation, what the old key sealed). Each is
 // RequestStateKeySize bytes. Without keys a server uses a key of its own
-// process, which only a lone node can. Call it before serving.
+// process, which only a lone node can; a cluster node derives one from
+// the cluster's route secret (cluster.Node.StateKey), which every node
+// shares. Call it before serving, and before JoinCluster.
 func (s *Server) SetRequestStateKeys(current, previous []byte) error {
 	sl, err := sealed.New(current, previous)
 	if err != nil {

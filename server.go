@@ -233,9 +233,26 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	if s.local.Len() > 0 || s.cluster != nil {
 		return errors.New("mcpactors: JoinCluster must come before any session, once")
 	}
+	if !s.stateKeys && !node.Standalone() {
+		// A retry may land on any node: each must open what the others
+		// sealed.
+		key := node.StateKey()
+		if key == nil {
+			return ErrNoStateKey
+		}
+		if err := s.SetRequestStateKeys(key, nil); err != nil {
+			return err
+		}
+	}
 	local := router.NewLocal(router.NewStreams(node.ID()), s.opts.MaxSessions, s.spawn)
 	rt, err := cluster.NewRelay(node, local)
 	if err != nil {
+		return err
+	}
+	s.modernOpt.Node, s.modernOpt.Forward = node.ID(), rt.ForwardModern
+	s.modern = session.NewModern(s.system.Root, s.cfg, s.modernOpt)
+	if err := rt.ServeModern(s.modern.Serve, s.modern.TTL()); err != nil {
+		rt.Close()
 		return err
 	}
 	s.local, s.router, s.cluster, s.state = local, rt, rt, rt

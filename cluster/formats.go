@@ -19,12 +19,17 @@ type Format struct {
 // lease records carry "v" (a lease record without it, from v0.1.0, is
 // version 1 too); a catalog entry's version is its key's prefix ("tool.",
 // "res.": version 1; another version takes other prefixes, which this
-// release does not read, as its values would not parse here).
+// release does not read, as its values would not parse here); a forwarded
+// modern request (the retry of a continuation, sent to the continuation's
+// node) carries "v", new in this release: a node of the previous release
+// does not subscribe to them, and its continuations' retries run again
+// from their journal where they land.
 func Formats() []Format {
 	return []Format{
 		{Name: "routing envelope", Writes: messages.EnvelopeFormat, ReadsFrom: 0},
 		{Name: "directory record", Writes: recordVersion, ReadsFrom: 1},
 		{Name: "lease record", Writes: leaseVersion, ReadsFrom: 1},
 		{Name: "catalog entry", Writes: 1, ReadsFrom: 1},
+		{Name: "forwarded request", Writes: modernFormat, ReadsFrom: modernFormat},
 	}
 }

@@ -27,6 +27,12 @@ func (s subjects) async(node string) string { return s.prefix + "node." + node +
 // stream is the subject of stream events for node's streams.
 func (s subjects) stream(node string) string { return s.prefix + "node." + node + ".stream" }
 
+// modern is where a node takes the modern requests forwarded to it (the
+// retries of its continuations), and modernEnd where it learns that one's
+// client request has ended.
+func (s subjects) modern(node string) string    { return s.prefix + "node." + node + ".modern" }
+func (s subjects) modernEnd(node string) string { return s.prefix + "node." + node + ".modern-end" }
+
 // bucket names one of the cluster's JetStream buckets.
 func (s subjects) bucket(name string) string { return "mcpx_" + s.cluster + "_" + name }
 

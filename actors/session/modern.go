@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,11 @@ type ModernOptions struct {
 	// ListTTL is the ttlMs of discover and list results (default 60 s);
 	// resources/read results are private and immediately stale.
 	ListTTL time.Duration
+	// Forward, when set, hands a retry to the node that holds its
+	// continuation (named in the continuation's ID), which serves it and
+	// sends its frames to the retry's stream; an error (the node is gone,
+	// or cut off) makes this node run the handler again from the journal.
+	Forward func(ctx context.Context, node string, req *messages.ModernRequest) error
 	// Check, when set, checks a request before it is served (the root
 	// package: Mcp-Param headers against the tool's x-mcp-header
 	// parameters); an error it returns is the answer.
@@ -143,6 +149,9 @@ func (m *Modern) Close(ctx context.Context, grace time.Duration) error {
 	}
 }
 
+// TTL returns how long a requestState is valid.
+func (m *Modern) TTL() time.Duration { return m.opts.ParkTTL }
+
 // Parked returns the number of continuations this node keeps.
 func (m *Modern) Parked() int { return int(m.parked.Load()) }
 
@@ -202,6 +211,14 @@ func (m *Modern) Serve(ctx context.Context, req *messages.ModernRequest) {
 				}
 				c.journal = newJournal(entries)
 				c.start(ctx)
+			}
+			if node := m.nodeOf(st.Cont); node != "" && node != m.opts.Node && m.opts.Forward != nil {
+				if err := m.opts.Forward(ctx, node, req); err == nil {
+					return
+				}
+				m.log.Debug("the node of a continuation did not take its retry: running the handler again here", "node", node)
+				again()
+				return
 			}
 			if st.Cont != "" && m.answered.has(st.Cont, time.Now()) {
 				m.deliver(req.Stream, messages.EncodeError(msg.ID, errAnswered), true)
@@ -281,6 +298,16 @@ func (m *Modern) discover(id messages.ID) []byte {
 func (m *Modern) serverMeta() messages.Meta {
 	info, _ := messages.Marshal(m.cfg.ServerInfo)
 	return messages.Meta{messages.MetaKeyServerInfo: info}
+}
+
+// nodeOf returns the node a continuation ID names ("" for none: a lone
+// node's).
+func (m *Modern) nodeOf(cont string) string {
+	node, _, ok := strings.Cut(cont, ".")
+	if !ok {
+		return ""
+	}
+	return node
 }
 
 // newContID returns a new continuation ID, naming this node as a session

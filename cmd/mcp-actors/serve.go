@@ -39,7 +39,12 @@ type serveCmd struct {
 	Debug           bool          `env:"MCP_ACTORS_DEBUG" help:"Also serve /debug/pprof/ and /debug/mem."`
 	AdminTokenFile  string        `name:"admin-token-file" env:"MCP_ACTORS_ADMIN_TOKEN_FILE" type:"existingfile" placeholder:"FILE" help:"Open the admin path (/admin/, for mcp-actors admin) to requests presenting the token in FILE (or $MCP_ACTORS_ADMIN_TOKEN); closed without one."`
 
+	StateKeyFile   string `name:"state-key-file" env:"MCP_ACTORS_STATE_KEY_FILE" type:"existingfile" placeholder:"FILE" help:"Key sealing the requestState of protocol 2026-07-28 requests: 32 bytes, base64 or hex, in FILE (openssl rand -base64 32). The same on every node. Default: derived from the route secret in a cluster, a key of the process's own alone; needed with --nats-url."`
+	PrevStateKey   string `name:"previous-state-key-file" env:"MCP_ACTORS_PREVIOUS_STATE_KEY_FILE" type:"existingfile" placeholder:"FILE" help:"The state key before --state-key-file, during a rotation: what it sealed still opens."`
+
 	adminToken string // read from --admin-token-file or the environment
+	stateKey   []byte // read from --state-key-file
+	prevKey    []byte // read from --previous-state-key-file
 
 	Cluster clusterFlags `embed:"" group:"Cluster"`
 }
@@ -69,6 +74,18 @@ func (c *serveCmd) Validate() error {
 		return err
 	}
 	c.adminToken = token
+	if c.stateKey, err = readStateKey("--state-key-file", c.StateKeyFile); err != nil {
+		return err
+	}
+	if c.prevKey, err = readStateKey("--previous-state-key-file", c.PrevStateKey); err != nil {
+		return err
+	}
+	switch {
+	case c.prevKey != nil && c.stateKey == nil:
+		return errors.New("--previous-state-key-file needs --state-key-file (the new key)")
+	case len(c.Cluster.NATSURL) > 0 && c.stateKey == nil:
+		return errors.New("--nats-url needs --state-key-file: every node must open the requestState the others seal, and there is no route secret to derive a key from")
+	}
 	return c.Cluster.validate()
 }
 
@@ -125,6 +142,13 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		_ = ln.Close()
 		return err
+	}
+	if c.stateKey != nil {
+		if err := srv.SetRequestStateKeys(c.stateKey, c.prevKey); err != nil {
+			_ = ln.Close()
+			closeServer(log, srv)
+			return configError{err}
+		}
 	}
 	if err := srv.JoinCluster(node); err != nil {
 		_ = ln.Close()

@@ -1,0 +1,185 @@
+package cluster
+
+import (
+	"context"
+	"crypto/hkdf"
+	"crypto/sha256"
+	json "encoding/json/v2"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// A modern request (2026-07-28) names no session; only the retry of one
+// whose handler waits in a continuation has a node: the continuation's,
+// named in its ID. The node holding the retry forwards it there
+// (ForwardModern), the continuation's node serves it as if it had landed
+// there (ServeModern), and its frames come back on the retry's own
+// stream. When the retry's client goes away, or its request ends, the
+// holding node says so (the forwarded request's context ends there).
+//
+//	node B (retry, stream) ──forward{v, principal, msg, stream}──▶ node A: Modern.Serve ──frames──▶ B's stream
+//	node B request ends    ──end{stream}──────────────────────────▶ node A: the forwarded context ends
+
+// modernFormat is the format of a forwarded modern request this release
+// writes and reads.
+const modernFormat = 1
+
+// forwardedModern is a forwarded modern request on the wire (JSON).
+type forwardedModern struct {
+	V            int               `json:"v"`
+	Principal    string            `json:"principal,omitempty"`
+	Msg          []byte            `json:"msg"` // the JSON-RPC request as the client sent it
+	Stream       messages.StreamID `json:"stream"`
+	ParamHeaders map[string]string `json:"paramHeaders,omitempty"`
+}
+
+// modernEnd names a forwarded request whose client request has ended.
+type modernEnd struct {
+	V      int               `json:"v"`
+	Stream messages.StreamID `json:"stream"`
+}
+
+// ErrNodeUnreachable reports a node that did not take a forwarded request
+// in time (gone, cut off): the caller serves the request itself.
+var ErrNodeUnreachable = errors.New("cluster: the node did not take the request")
+
+// forwardTimeout bounds how long a node waits for another to take a
+// forwarded request.
+const forwardTimeout = 2 * time.Second
+
+// ServeModern makes this node serve the modern requests other nodes
+// forward to it with serve, each with a context that ends when the
+// forwarding node's request does (or after maxAge).
+func (r *Relay) ServeModern(serve func(ctx context.Context, req *messages.ModernRequest), maxAge time.Duration) error {
+	f := &forwarded{running: make(map[messages.StreamID]context.CancelFunc)}
+	sub, err := r.chunks.subscribe(r.node.subj.modern(r.node.ID()), func(msg *nats.Msg) {
+		reply := nats.NewMsg(msg.Reply)
+		req, ok := decodeForwarded(msg.Data)
+		if !ok {
+			reply.Header.Set(headerStatus, statusBad)
+			_ = msg.RespondMsg(reply)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), maxAge)
+		f.add(req.Stream, cancel)
+		context.AfterFunc(ctx, func() { f.remove(req.Stream) })
+		reply.Header.Set(headerStatus, statusOK)
+		_ = msg.RespondMsg(reply)
+		r.stats.received.Add(1)
+		serve(ctx, req)
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: subscribing to forwarded requests: %w", err)
+	}
+	r.subs = append(r.subs, sub)
+	sub, err = r.node.nc.Subscribe(r.node.subj.modernEnd(r.node.ID()), func(msg *nats.Msg) {
+		var end modernEnd
+		if json.Unmarshal(msg.Data, &end) == nil && end.V == modernFormat {
+			f.end(end.Stream)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: subscribing to forwarded requests' ends: %w", err)
+	}
+	r.subs = append(r.subs, sub)
+	return r.node.nc.Flush()
+}
+
+// decodeForwarded reads a forwarded request; ok is false for one this
+// release cannot read.
+func decodeForwarded(data []byte) (*messages.ModernRequest, bool) {
+	var fm forwardedModern
+	if err := json.Unmarshal(data, &fm); err != nil || fm.V != modernFormat {
+		return nil, false
+	}
+	m, derr := messages.Decode(fm.Msg)
+	if derr != nil {
+		return nil, false
+	}
+	meta, perr := messages.ParseRequestMeta(m.Params)
+	if perr != nil {
+		return nil, false
+	}
+	return &messages.ModernRequest{Principal: fm.Principal, Msg: m, Meta: meta, Stream: fm.Stream, ParamHeaders: fm.ParamHeaders}, true
+}
+
+// forwarded are the forwarded requests this node serves, by stream.
+type forwarded struct {
+	mu      sync.Mutex
+	running map[messages.StreamID]context.CancelFunc
+}
+
+func (f *forwarded) add(s messages.StreamID, cancel context.CancelFunc) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.running[s] = cancel
+}
+
+func (f *forwarded) remove(s messages.StreamID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.running, s)
+}
+
+func (f *forwarded) end(s messages.StreamID) {
+	f.mu.Lock()
+	cancel := f.running[s]
+	f.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// ForwardModern hands req to node, which serves it (ServeModern) and
+// sends its frames to req.Stream; when ctx ends, node is told. It fails
+// with ErrNodeUnreachable when node does not take it in time.
+func (r *Relay) ForwardModern(ctx context.Context, node string, req *messages.ModernRequest) error {
+	raw, err := messages.Encode(req.Msg)
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	data, err := json.Marshal(&forwardedModern{V: modernFormat, Principal: req.Principal, Msg: raw, Stream: req.Stream, ParamHeaders: req.ParamHeaders})
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	msg := nats.NewMsg(r.node.subj.modern(node))
+	msg.Data = data
+	rctx, cancel := context.WithTimeout(ctx, forwardTimeout)
+	defer cancel()
+	r.stats.routed.Add(1)
+	start := time.Now()
+	reply, err := r.chunks.request(rctx, msg)
+	r.stats.hop(time.Since(start))
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNodeUnreachable, err)
+	}
+	if st := reply.Header.Get(headerStatus); st != statusOK {
+		return fmt.Errorf("%w: it answered %q", ErrNodeUnreachable, st)
+	}
+	end, _ := json.Marshal(&modernEnd{V: modernFormat, Stream: req.Stream})
+	subject := r.node.subj.modernEnd(node)
+	context.AfterFunc(ctx, func() { _ = r.node.nc.Publish(subject, end) })
+	return nil
+}
+
+// StateKey returns a key for sealing the modern era's requestState that
+// every node sharing this node's route secret derives alike (HKDF-SHA256
+// of the secret), or nil without a secret (routes authenticated by TLS
+// alone, or a cluster on external NATS): then the nodes need a key given
+// to each (mcp-actors serve --state-key-file).
+func (n *Node) StateKey() []byte {
+	if n.opts.Secret == "" {
+		return nil
+	}
+	k, err := hkdf.Key(sha256.New, []byte(n.opts.Secret), []byte("mcp-actors"), "request state key v1", 32)
+	if err != nil {
+		return nil
+	}
+	return k
+}

@@ -1,0 +1,166 @@
+package mcpactors_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/messages"
+)
+
+// Protocol 2026-07-28 across a cluster: every POST goes to the next node,
+// so each retry lands away from the continuation it resumes.
+
+// rotating sends each request to the next of urls, and records which.
+type rotating struct {
+	urls []string
+	next atomic.Int64
+	mu   sync.Mutex
+	sent []int // the node of each request
+	skip func(int) bool
+}
+
+func (r *rotating) RoundTrip(req *http.Request) (*http.Response, error) {
+	var i int
+	for {
+		i = int(r.next.Add(1)-1) % len(r.urls)
+		if r.skip == nil || !r.skip(i) {
+			break
+		}
+	}
+	u, _ := url.Parse(r.urls[i])
+	req = req.Clone(req.Context())
+	req.URL.Host, req.Host = u.Host, u.Host
+	r.mu.Lock()
+	r.sent = append(r.sent, i)
+	r.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// chainTool asks the user, then samples with the answer; runs counts its
+// runs.
+func chainTool(runs *atomic.Int64) func(*mcpactors.Server) {
+	return func(srv *mcpactors.Server) {
+		def := &messages.Tool{Name: "chain", Description: "asks, then samples", InputSchema: []byte(`{"type":"object","properties":{}}`)}
+		if err := srv.AddTool(def, func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+			runs.Add(1)
+			var a struct {
+				Answer string `json:"answer"`
+			}
+			if _, err := sess.Elicit(ctx, "name?", &a); err != nil {
+				return nil, err
+			}
+			res, err := sess.CreateMessage(ctx, &messages.CreateMessageParams{MaxTokens: 10,
+				Messages: []*messages.SamplingMessage{{Role: messages.RoleUser, Content: messages.ContentList{&messages.TextContent{Text: a.Answer}}}}})
+			if err != nil {
+				return nil, err
+			}
+			return &messages.CallToolResult{Content: messages.ContentList{&messages.TextContent{Text: a.Answer + "/" + res.Content[0].(*messages.TextContent).Text}}}, nil
+		}); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// modernClient connects the Go SDK client (2026-07-28) through rt; between
+// rounds, before answering an elicitation, it calls between.
+func modernClient(t *testing.T, rt http.RoundTripper, elicits, samples *atomic.Int64, between func()) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "cluster-modern", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			elicits.Add(1)
+			if between != nil {
+				between()
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "ada"}}, nil
+		},
+		CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			samples.Add(1)
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "sampled"}}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), httpWait)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://placeholder/mcp", HTTPClient: &http.Client{Transport: rt}}, nil)
+	require.NoError(t, err)
+	require.Equal(t, messages.Version20260728, cs.InitializeResult().ProtocolVersion)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func callText(t *testing.T, cs *mcp.ClientSession, name string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), httpWait)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name})
+	require.NoError(t, err)
+	require.Len(t, res.Content, 1)
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+// TestModernAcrossNodes: each round's retry lands on another node, is
+// forwarded to the continuation's, and the answer comes back on the
+// retry's own stream; the handler runs once, each input is asked once.
+func TestModernAcrossNodes(t *testing.T) {
+	var runs, elicits, samples atomic.Int64
+	c := startHTTPCluster(t, 3, "modern-across", chainTool(&runs), nil)
+	rt := &rotating{urls: c.urls}
+	cs := modernClient(t, rt, &elicits, &samples, nil)
+	for range 3 {
+		assert.Equal(t, "ada/sampled", callText(t, cs, "chain"))
+	}
+	assert.EqualValues(t, 3, runs.Load(), "one run per call: the retries reached their continuations")
+	assert.EqualValues(t, 3, elicits.Load())
+	assert.EqualValues(t, 3, samples.Load())
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	assert.Len(t, rt.sent, 1+3*3, "discover, then three POSTs per call")
+}
+
+// TestModernOwnerKilled kills the node that holds a call's continuation
+// between its two rounds: the retry lands on a survivor, which runs the
+// handler again from the journal in requestState — the question is not
+// asked twice — and finishes the call there.
+func TestModernOwnerKilled(t *testing.T) {
+	var runs, elicits, samples atomic.Int64
+	c := startHTTPCluster(t, 3, "modern-killed", chainTool(&runs), nil)
+	rt := &rotating{urls: c.urls}
+	var dead atomic.Int64
+	dead.Store(-1)
+	rt.skip = func(i int) bool { return int64(i) == dead.Load() }
+	var once sync.Once
+	cs := modernClient(t, rt, &elicits, &samples, func() {
+		once.Do(func() {
+			rt.mu.Lock()
+			owner := rt.sent[len(rt.sent)-1] // the node that ran the call
+			rt.mu.Unlock()
+			dead.Store(int64(owner))
+			c.crash(owner)
+		})
+	})
+	assert.Equal(t, "ada/sampled", callText(t, cs, "chain"))
+	assert.EqualValues(t, 2, runs.Load(), "run again once, on a survivor")
+	assert.EqualValues(t, 1, elicits.Load(), "the question was asked once")
+	assert.EqualValues(t, 1, samples.Load())
+}
+
+// TestModernParkingBoundAcrossNodes: with no handler kept between rounds,
+// each retry — on another node — runs the handler again from the journal:
+// three runs for two rounds, each input asked once.
+func TestModernParkingBoundAcrossNodes(t *testing.T) {
+	var runs, elicits, samples atomic.Int64
+	c := startHTTPClusterWith(t, 3, "modern-unparked", chainTool(&runs), nil, &mcpactors.Options{MaxParked: -1})
+	cs := modernClient(t, &rotating{urls: c.urls}, &elicits, &samples, nil)
+	assert.Equal(t, "ada/sampled", callText(t, cs, "chain"))
+	assert.EqualValues(t, 3, runs.Load())
+	assert.EqualValues(t, 1, elicits.Load())
+	assert.EqualValues(t, 1, samples.Load())
+}
