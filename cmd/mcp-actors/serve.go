@@ -39,8 +39,8 @@ type serveCmd struct {
 	Debug           bool          `env:"MCP_ACTORS_DEBUG" help:"Also serve /debug/pprof/ and /debug/mem."`
 	AdminTokenFile  string        `name:"admin-token-file" env:"MCP_ACTORS_ADMIN_TOKEN_FILE" type:"existingfile" placeholder:"FILE" help:"Open the admin path (/admin/, for mcp-actors admin) to requests presenting the token in FILE (or $MCP_ACTORS_ADMIN_TOKEN); closed without one."`
 
-	StateKeyFile   string `name:"state-key-file" env:"MCP_ACTORS_STATE_KEY_FILE" type:"existingfile" placeholder:"FILE" help:"Key sealing the requestState of protocol 2026-07-28 requests: 32 bytes, base64 or hex, in FILE (openssl rand -base64 32). The same on every node. Default: derived from the route secret in a cluster, a key of the process's own alone; needed with --nats-url."`
-	PrevStateKey   string `name:"previous-state-key-file" env:"MCP_ACTORS_PREVIOUS_STATE_KEY_FILE" type:"existingfile" placeholder:"FILE" help:"The state key before --state-key-file, during a rotation: what it sealed still opens."`
+	StateKeyFile string `name:"state-key-file" env:"MCP_ACTORS_STATE_KEY_FILE" type:"existingfile" placeholder:"FILE" help:"Key sealing the requestState of protocol 2026-07-28 requests: 32 bytes, base64 or hex, in FILE (openssl rand -base64 32). The same on every node. Default: derived from the route secret in a cluster, a key of the process's own alone; needed with --nats-url."`
+	PrevStateKey string `name:"previous-state-key-file" env:"MCP_ACTORS_PREVIOUS_STATE_KEY_FILE" type:"existingfile" placeholder:"FILE" help:"The state key before --state-key-file, during a rotation: what it sealed still opens."`
 
 	adminToken string // read from --admin-token-file or the environment
 	stateKey   []byte // read from --state-key-file
