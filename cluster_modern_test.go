@@ -1,12 +1,16 @@
 package mcpactors_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -163,4 +167,71 @@ func TestModernParkingBoundAcrossNodes(t *testing.T) {
 	assert.EqualValues(t, 3, runs.Load())
 	assert.EqualValues(t, 1, elicits.Load())
 	assert.EqualValues(t, 1, samples.Load())
+}
+
+// TestModernListenAcrossNodes: listens on two nodes, a change made on a
+// third: each listen gets it once, tagged with its subscription.
+func TestModernListenAcrossNodes(t *testing.T) {
+	var runs atomic.Int64
+	c := startHTTPCluster(t, 3, "modern-listen", chainTool(&runs), nil)
+	streams := []func() string{listenOn(t, c.urls[1], 5), listenOn(t, c.urls[2], 6)}
+	for i, next := range streams {
+		assert.Contains(t, next(), `"method":"notifications/subscriptions/acknowledged"`, "listen %d", i)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), httpWait)
+	defer cancel()
+	for range 2 {
+		_, err := c.servers[0].ToggleTool(ctx, "chain")
+		require.NoError(t, err)
+	}
+	c.servers[0].NotifyResourceUpdated("test://sentinel")
+	for i, next := range streams {
+		id := `"io.modelcontextprotocol/subscriptionId":` + []string{"5", "6"}[i]
+		for range 2 {
+			m := next()
+			assert.Contains(t, m, `"method":"notifications/tools/list_changed"`, "listen %d", i)
+			assert.Contains(t, m, id)
+		}
+		m := next()
+		assert.Contains(t, m, `"method":"notifications/resources/updated"`, "listen %d: each change once, then the sentinel", i)
+		assert.Contains(t, m, id)
+	}
+}
+
+// listenOn opens subscriptions/listen for tool list changes and the
+// resource test://sentinel on url, and returns a reader of its messages.
+func listenOn(t *testing.T, url string, id int) func() string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	body := `{"jsonrpc":"2.0","id":` + fmt.Sprint(id) + `,"method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"notifications":{"toolsListChanged":true,"resourceSubscriptions":["test://sentinel"]}}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", messages.Version20260728)
+	req.Header.Set("Mcp-Method", messages.MethodSubscriptionsListen)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	lines := make(chan string, 16)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				lines <- data
+			}
+		}
+	}()
+	return func() string {
+		select {
+		case l := <-lines:
+			return l
+		case <-time.After(httpWait):
+			t.Fatal("no message on the listen stream")
+			return ""
+		}
+	}
 }

@@ -104,6 +104,7 @@ type Server struct {
 	// modern serves the requests of protocol 2026-07-28, which have no
 	// session; stateKeys says whether SetRequestStateKeys gave it keys.
 	modern    *session.Modern
+	listens   listeners // subscriptions/listen of this node
 	modernOpt session.ModernOptions
 	stateKeys bool
 
@@ -190,7 +191,7 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 			}
 		},
 	}
-	s.modernOpt = session.ModernOptions{Check: s.checkModern, MaxParked: s.opts.MaxParked, ParkTTL: s.opts.RequestStateTTL}
+	s.modernOpt = session.ModernOptions{Check: s.checkModern, Listen: s.listen, MaxParked: s.opts.MaxParked, ParkTTL: s.opts.RequestStateTTL}
 	s.modern = session.NewModern(s.system.Root, s.cfg, s.modernOpt)
 	return s
 }
@@ -331,7 +332,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // "draining", /readyz 503) while the open ones go on: the first step of
 // Shutdown, which an operator may also take alone to move clients to
 // other nodes.
-func (s *Server) Drain() { s.local.Drain() }
+func (s *Server) Drain() {
+	s.local.Drain()
+	s.endListens()
+}
 
 // Ready reports whether the server takes new sessions: not while it
 // drains, nor while its cluster node is not ready (JetStream not up, no
@@ -354,6 +358,7 @@ func (s *Server) Draining() bool { return s.local.Draining() }
 
 func (s *Server) end(ctx context.Context, grace time.Duration) error {
 	s.local.Drain()
+	s.endListens()
 	if s.cluster != nil {
 		s.cluster.Drain()
 	}
@@ -406,6 +411,7 @@ func (s *Server) broadcast(method string, params any, uri string) {
 		v.(*session.Ref).Send(m)
 		return true
 	})
+	s.notifyListeners(method, params, uri)
 }
 
 // notification returns the message that has a session send notification

@@ -149,6 +149,13 @@ func wireServer(t *testing.T, auth bool, keys ...[]byte) string {
 // wireServerWith is wireServer with options, and more tools added by add.
 func wireServerWith(t *testing.T, o *mcpactors.Options, add func(*mcpactors.Server), auth bool, keys ...[]byte) string {
 	t.Helper()
+	url, _ := wireServerOf(t, o, add, auth, keys...)
+	return url
+}
+
+// wireServerOf is wireServerWith that also returns the server.
+func wireServerOf(t *testing.T, o *mcpactors.Options, add func(*mcpactors.Server), auth bool, keys ...[]byte) (string, *mcpactors.Server) {
+	t.Helper()
 	srv := mcpactors.NewServer(messages.Implementation{Name: "reftools-wire", Version: "1.0.0"}, o)
 	require.NoError(t, reftools.Register(srv))
 	if add != nil {
@@ -174,7 +181,7 @@ func wireServerWith(t *testing.T, o *mcpactors.Options, add func(*mcpactors.Serv
 		defer cancel()
 		_ = srv.Close(ctx)
 	})
-	return hs.URL + "/mcp"
+	return hs.URL + "/mcp", srv
 }
 
 func TestModernWire(t *testing.T) {

@@ -47,6 +47,10 @@ type ModernOptions struct {
 	// sends its frames to the retry's stream; an error (the node is gone,
 	// or cut off) makes this node run the handler again from the journal.
 	Forward func(ctx context.Context, node string, req *messages.ModernRequest) error
+	// Listen, when set, serves subscriptions/listen (the root package:
+	// the catalog's change notifications); without it the method is not
+	// found.
+	Listen func(ctx context.Context, req *messages.ModernRequest)
 	// Check, when set, checks a request before it is served (the root
 	// package: Mcp-Param headers against the tool's x-mcp-header
 	// parameters); an error it returns is the answer.
@@ -173,6 +177,13 @@ func (m *Modern) Serve(ctx context.Context, req *messages.ModernRequest) {
 	case messages.MethodDiscover:
 		m.deliver(req.Stream, m.discover(msg.ID), true)
 		return
+	case messages.MethodSubscriptionsListen:
+		if m.opts.Listen != nil {
+			m.opts.Listen(ctx, req)
+			return
+		}
+	}
+	switch msg.Method {
 	case messages.MethodInitialize, messages.MethodPing, messages.MethodSetLevel,
 		messages.MethodSubscribe, messages.MethodUnsubscribe:
 		m.deliver(req.Stream, messages.EncodeError(msg.ID, messages.Errorf(messages.CodeMethodNotFound,

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -212,14 +213,31 @@ func (h *HTTPHandler) respondModern(x *exchange, q *router.Queue) {
 		return
 	}
 	ew := h.startSSE(x)
+	// A long stream (subscriptions/listen, a slow tool) carries a
+	// keep-alive comment when quiet.
+	var ping <-chan time.Time
+	if h.opts.KeepAlive > 0 {
+		t := time.NewTicker(h.opts.KeepAlive)
+		defer t.Stop()
+		ping = t.C
+	}
 	for {
-		if err := ew.write(frames, false, end != messages.SignalFrame); err != nil || end != messages.SignalFrame {
+		if len(frames) > 0 || end != messages.SignalFrame {
+			if err := ew.write(frames, false, end != messages.SignalFrame); err != nil || end != messages.SignalFrame {
+				return
+			}
+		}
+		select {
+		case <-q.Wake():
+			frames, end = collect(frames[:0], q.Take())
+		case <-ping:
+			if ew.write(nil, true, false) != nil {
+				return
+			}
+			frames, end = frames[:0], messages.SignalFrame
+		case <-ctx.Done():
 			return
 		}
-		if batch, ok = q.Wait(ctx); !ok {
-			return
-		}
-		frames, end = collect(frames[:0], batch)
 	}
 }
 
