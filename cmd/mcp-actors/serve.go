@@ -80,13 +80,16 @@ func (c *serveCmd) Validate() error {
 	if c.prevKey, err = readStateKey("--previous-state-key-file", c.PrevStateKey); err != nil {
 		return err
 	}
+	if err := c.Cluster.validate(); err != nil {
+		return err
+	}
 	switch {
 	case c.prevKey != nil && c.stateKey == nil:
 		return errors.New("--previous-state-key-file needs --state-key-file (the new key)")
 	case len(c.Cluster.NATSURL) > 0 && c.stateKey == nil:
 		return errors.New("--nats-url needs --state-key-file: every node must open the requestState the others seal, and there is no route secret to derive a key from")
 	}
-	return c.Cluster.validate()
+	return nil
 }
 
 // logReady logs one line when the node first becomes ready, with the

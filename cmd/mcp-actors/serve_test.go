@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -8,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	json "encoding/json/v2"
 	"encoding/pem"
 	"io"
@@ -311,7 +313,7 @@ func TestServeStartFailures(t *testing.T) {
 			[]string{"starting the embedded NATS server and joining the cluster"}},
 		{"data dir not a directory", []string{"--data-dir", filepath.Join(notADir, "sub")},
 			[]string{"starting the embedded NATS server"}},
-		{"NATS unreachable", []string{"--nats-url", "nats://alice:pa55word@" + closedAddr, "--nats-connect-timeout", "1s"},
+		{"NATS unreachable", []string{"--nats-url", "nats://alice:pa55word@" + closedAddr, "--nats-connect-timeout", "1s", "--state-key-file", stateKeyFile(t)},
 			[]string{"connecting to NATS (--nats-url)", "nats://REDACTED@" + closedAddr, "--nats-connect-timeout"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -330,5 +332,31 @@ func TestServeStartFailures(t *testing.T) {
 			assert.NotContains(t, stderr, "pa55word")
 			assert.NotContains(t, stderr, "serving MCP", "nothing was served")
 		})
+	}
+}
+
+// stateKeyFile writes a request state key (base64) to a file of the test's
+// and returns its path.
+func stateKeyFile(t *testing.T) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "state.key")
+	require.NoError(t, os.WriteFile(f, []byte(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))+"\n"), 0o600))
+	return f
+}
+
+func TestStateKeyFlags(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.key")
+	require.NoError(t, os.WriteFile(bad, []byte("short"), 0o600))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--state-key-file", bad}, "--state-key-file"},
+		{[]string{"--previous-state-key-file", stateKeyFile(t)}, "--previous-state-key-file needs --state-key-file"},
+		{[]string{"--nats-url", "nats://127.0.0.1:4222"}, "--nats-url needs --state-key-file"},
+	} {
+		code, _, stderr := runBin(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)...)
+		assert.Equal(t, exitConfig, code, stderr)
+		assert.Contains(t, stderr, tc.want)
 	}
 }

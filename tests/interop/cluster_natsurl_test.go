@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -195,13 +196,17 @@ func TestClusterExternalNATS(t *testing.T) {
 	const clusterName = "ext"
 	var nodes []*httpServer
 	var dataDirs []string
+	// Every node seals requestState with the same key (no route secret
+	// to derive one from on external NATS).
+	keyFile := filepath.Join(t.TempDir(), "state.key")
+	require.NoError(t, os.WriteFile(keyFile, bytes.Repeat([]byte("ab"), 32), 0o600))
 	for i := range 3 {
 		dir := t.TempDir()
 		dataDirs = append(dataDirs, dir)
 		// startServer gives --data-dir a directory of its own; the later
 		// flag wins, so that this test can look into it.
 		nodes = append(nodes, startServer(t, "--node-id", fmt.Sprintf("x%d", i+1), "--nats-url", strings.Join(urls, ","),
-			"--cluster-name", clusterName, "--replicas", "3", "--lease-ttl", "1s", "--data-dir", dir))
+			"--cluster-name", clusterName, "--replicas", "3", "--lease-ttl", "1s", "--data-dir", dir, "--state-key-file", keyFile))
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), clusterReady)
 	for _, n := range nodes {
