@@ -1,6 +1,9 @@
 package mcpactors
 
 import (
+	"bytes"
+	"context"
+	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 
@@ -44,12 +47,32 @@ func (s *Server) SetRequestStateKeys(current, previous []byte) error {
 	return nil
 }
 
+// InputKey returns a context under which a handler's call for the
+// client's input (Elicit, CreateMessage, ListRoots), serving a request of
+// protocol 2026-07-28, is named key in the input_required result's
+// inputRequests; a retry's inputResponses under key answer it, with or
+// without requestState. By default the runtime names each call. Legacy
+// sessions ignore it.
+func InputKey(ctx context.Context, key string) context.Context { return session.InputKey(ctx, key) }
+
 // checkModern checks a modern request before it is served: a tools/call's
 // Mcp-Param headers against the parameters its tool mirrors
 // (x-mcp-header).
 func (s *Server) checkModern(req *messages.ModernRequest) *messages.Error {
-	if req.Msg.Method != messages.MethodCallTool {
+	// Over stdio (no headers at all) nothing is mirrored.
+	if req.Msg.Method != messages.MethodCallTool || req.ParamHeaders == nil || !bytes.Contains(req.Msg.Params, []byte("arguments")) {
 		return nil
 	}
-	return nil
+	var p struct {
+		Name      string         `json:"name"`
+		Arguments jsontext.Value `json:"arguments"`
+	}
+	if messages.DecodeParams(req.Msg.Params, &p) != nil {
+		return nil // answered by the tool call
+	}
+	t, ok := s.tools.Load().get(p.Name)
+	if !ok || len(t.mirrored) == 0 || len(p.Arguments) == 0 {
+		return nil
+	}
+	return checkMirrored(t.mirrored, p.Arguments, req.ParamHeaders)
 }

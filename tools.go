@@ -32,6 +32,9 @@ type tool struct {
 	handler ToolHandler
 	input   *schema.Validator
 	output  *schema.Validator // nil without an output schema
+	// mirrored are the parameters clients mirror into Mcp-Param headers
+	// (x-mcp-header).
+	mirrored []mirroredParam
 }
 
 // emptyObjectSchema is the input schema of a tool that takes no arguments.
@@ -58,7 +61,11 @@ func (s *Server) AddTool(t *messages.Tool, h ToolHandler) error {
 	if err != nil {
 		return fmt.Errorf("%w: tool %q: input schema: %w", ErrInvalidItem, t.Name, err)
 	}
-	entry := &tool{def: &def, handler: h, input: in}
+	mirrored, err := mirroredParams(def.InputSchema)
+	if err != nil {
+		return fmt.Errorf("%w: tool %q: %w", ErrInvalidItem, t.Name, err)
+	}
+	entry := &tool{def: &def, handler: h, input: in, mirrored: mirrored}
 	if def.OutputSchema != nil {
 		if !isObjectSchema(def.OutputSchema) {
 			return fmt.Errorf("%w: tool %q: the output schema must describe an object", ErrInvalidItem, t.Name)

@@ -61,6 +61,7 @@ func TestPromptsList(t *testing.T) {
 		"test_prompt_with_arguments":         {"arg1", "arg2"},
 		"test_prompt_with_embedded_resource": {"resourceUri"},
 		"test_prompt_with_image":             {},
+		"test_input_required_result_prompt":  {},
 	}, args)
 }
 

@@ -39,6 +39,7 @@ func Register(srv *mcpactors.Server) error {
 		s.addSessionTools,
 		s.addResources,
 		s.addPrompts,
+		s.addModernTools,
 	} {
 		if err := add(); err != nil {
 			return fmt.Errorf("reftools: %w", err)

@@ -18,10 +18,17 @@ const (
 	reconnectionText  = "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."
 )
 
-// jsonSchema2020Input is json_schema_2020_12_tool's input schema. The suite
-// checks that $schema, $defs and additionalProperties reach tools/list as
-// declared; the runtime keeps a tool's schema byte for byte.
-var jsonSchema2020Input = jsontext.Value(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"additionalProperties":false}`)
+// jsonSchema2020Input is json_schema_2020_12_tool's input schema. The
+// suites check that its keywords reach tools/list as declared ($schema,
+// $defs, additionalProperties; from 2026-07-28 also allOf/anyOf, if/then/
+// else and $anchor); the runtime keeps a tool's schema byte for byte, and
+// validates arguments against all of it.
+var jsonSchema2020Input = jsontext.Value(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+	`"$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
+	`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},` +
+	`"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],` +
+	`"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},` +
+	`"additionalProperties":false}`)
 
 // echoInput is test_echo's input schema.
 var echoInput = jsontext.Value(`{"type":"object","properties":{"text":{"type":"string","description":"The text to return unchanged"}},"required":["text"]}`)

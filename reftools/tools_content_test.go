@@ -20,7 +20,7 @@ const noArgsSchema = `{"type":"object","properties":{}}`
 
 // The input schema of json_schema_2020_12_tool, as it must appear in
 // tools/list.
-const jsonSchema2020 = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"additionalProperties":false}`
+const jsonSchema2020 = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},"additionalProperties":false}`
 
 type listedTool struct {
 	Name        string         `json:"name"`
@@ -53,6 +53,13 @@ func TestToolsList(t *testing.T) {
 		"test_multiple_content_types", "test_tool_with_logging", "test_tool_with_progress",
 		"test_error_handling", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums",
 		"test_reconnection", "test_roots", "test_touch_watched", "test_toggle_tool", "test_counter",
+		// The fixtures of the 2026-07-28 suite (tools_modern.go).
+		"test_input_required_result_elicitation", "test_input_required_result_sampling",
+		"test_input_required_result_list_roots", "test_input_required_result_request_state",
+		"test_input_required_result_tampered_state", "test_input_required_result_multiple_inputs",
+		"test_input_required_result_multi_round", "test_input_required_result_capabilities",
+		"test_missing_capability", "test_streaming_elicitation", "test_logging_tool",
+		"test_trigger_tool_change", "test_trigger_prompt_change",
 	}
 	withArgs := map[string]string{
 		"test_sampling":            `{"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send to the LLM"}},"required":["prompt"]}`,
@@ -60,6 +67,7 @@ func TestToolsList(t *testing.T) {
 		"test_echo":                `{"type":"object","properties":{"text":{"type":"string","description":"The text to return unchanged"}},"required":["text"]}`,
 		"json_schema_2020_12_tool": jsonSchema2020,
 		"test_slow":                "",
+		"test_custom_headers":      "",
 	}
 	var names []string
 	for _, tl := range tools {
@@ -115,9 +123,9 @@ func TestTextTools(t *testing.T) {
 		{"test_echo", map[string]any{"text": "hello, wörld \u2603 \"quoted\""}, "hello, wörld \u2603 \"quoted\""},
 		{"test_echo", map[string]any{"text": ""}, ""},
 		{"test_reconnection", nil, "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."},
-		{"json_schema_2020_12_tool", map[string]any{"name": "Ann", "address": map[string]any{"street": "1 Main St", "city": "Paris"}},
-			`JSON Schema 2020-12 tool called with: {"address":{"city":"Paris","street":"1 Main St"},"name":"Ann"}`},
-		{"json_schema_2020_12_tool", nil, `JSON Schema 2020-12 tool called with: {}`},
+		{"json_schema_2020_12_tool", map[string]any{"name": "Ann", "email": "ann@example.com", "address": map[string]any{"street": "1 Main St", "city": "Paris"}},
+			`JSON Schema 2020-12 tool called with: {"address":{"city":"Paris","street":"1 Main St"},"email":"ann@example.com","name":"Ann"}`},
+		{"json_schema_2020_12_tool", map[string]any{"contactMethod": "phone", "phone": "1"}, `JSON Schema 2020-12 tool called with: {"contactMethod":"phone","phone":"1"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
@@ -132,8 +140,10 @@ func TestInvalidArguments(t *testing.T) {
 		tool string
 		args any
 	}{
-		{"json_schema_2020_12_tool", map[string]any{"nickname": "x"}},                      // additionalProperties: false
-		{"json_schema_2020_12_tool", map[string]any{"address": map[string]any{"city": 7}}}, // $ref followed
+		{"json_schema_2020_12_tool", map[string]any{"nickname": "x"}},                        // additionalProperties: false
+		{"json_schema_2020_12_tool", map[string]any{"address": map[string]any{"city": 7}}},   // $ref followed
+		{"json_schema_2020_12_tool", map[string]any{"email": "e", "contactMethod": "phone"}}, // if/then: a phone is required
+		{"json_schema_2020_12_tool", map[string]any{"name": "no way to reach"}},              // allOf/anyOf: phone or email
 		{"test_echo", map[string]any{}},
 		{"test_sampling", map[string]any{"prompt": 1}},
 	} {

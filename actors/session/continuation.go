@@ -65,7 +65,7 @@ type (
 		params jsontext.Value
 		digest []byte
 		reply  chan inputAnswer
-		key    string // set when it joins the pending calls
+		key    string // the handler's name for it (InputKey), then its key in the round
 	}
 	inputAnswer struct {
 		result jsontext.Value
@@ -115,6 +115,7 @@ func (m *Modern) spawn(c *modernCall) *contRef {
 	if c.journal != nil {
 		entries = append(entries, c.journal.entries...)
 	}
+	entries = append(entries, c.used...)
 	a := &contActor{m: m, ref: ref, c: c, live: c.cur.Load(), journal: entries}
 	props := actor.PropsFromProducer(func() actor.Actor { return a })
 	ref.pid = m.root.SpawnPrefix(props, "mcp-continuation/")
@@ -159,17 +160,33 @@ func (a *contActor) inputCall(m *inputCall) {
 		return
 	}
 	a.keys++
-	m.key = inputKey(m.method, a.keys)
+	if m.key == "" || a.keyTaken(m.key) {
+		m.key = inputKeyName(m.method, m.key, a.keys)
+	}
 	a.pending = append(a.pending, m)
 	if a.live != nil {
 		a.gatherSoon()
 	}
 }
 
-// inputKey names an input request within its round: "elicitation-3".
-func inputKey(method string, n int) string {
-	kind, _, _ := strings.Cut(method, "/")
-	return kind + "-" + strconv.Itoa(n)
+// inputKeyName names an input request within its round: "elicitation-3",
+// or the handler's name for it with the number ("user_name-3") when two
+// calls pending at once share it.
+func inputKeyName(method, named string, n int) string {
+	if named == "" {
+		named, _, _ = strings.Cut(method, "/")
+	}
+	return named + "-" + strconv.Itoa(n)
+}
+
+// keyTaken reports whether a pending call has key.
+func (a *contActor) keyTaken(key string) bool {
+	for _, p := range a.pending {
+		if p.key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // gatherSoon cuts the round Gather after the last input call.
@@ -252,7 +269,7 @@ func (a *contActor) retry(ctx actor.Context, r *contRetry) {
 	still := a.pending[:0]
 	for _, p := range a.pending {
 		raw, ok := r.answers[p.key]
-		if !ok {
+		if !ok || !validAnswer(p.method, raw) {
 			still = append(still, p) // asked again in the next round
 			continue
 		}

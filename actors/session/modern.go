@@ -199,12 +199,16 @@ func (m *Modern) Serve(ctx context.Context, req *messages.ModernRequest) {
 	t := &turn{id: msg.ID, meta: req.Meta, stream: req.Stream, params: msg.Params}
 	c := &modernCall{m: m, req: req, mrtr: inputMethod(msg.Method)}
 	c.cur.Store(t)
-	if c.mrtr && bytes.Contains(msg.Params, []byte(`"requestState"`)) {
+	if c.mrtr && (bytes.Contains(msg.Params, []byte(`"requestState"`)) || bytes.Contains(msg.Params, []byte(`"inputResponses"`))) {
 		var rp messages.RetryParams
 		if perr := messages.DecodeParams(msg.Params, &rp); perr != nil {
 			m.deliver(req.Stream, messages.EncodeError(msg.ID, perr), true)
 			return
 		}
+		// Answers keyed by an input key the handler names (InputKey) are
+		// its calls' answers with or without requestState: the key says
+		// which question they answer.
+		c.named = rp.InputResponses
 		if rp.RequestState != "" {
 			st, serr := m.openState(rp.RequestState, req.Principal, msg.Method, msg.Params, time.Now())
 			if serr != nil {
@@ -216,7 +220,7 @@ func (m *Modern) Serve(ctx context.Context, req *messages.ModernRequest) {
 			again := func() {
 				entries := st.Journal
 				for _, a := range st.Outstanding {
-					if r, ok := rp.InputResponses[a.Key]; ok {
+					if r, ok := rp.InputResponses[a.Key]; ok && validAnswer(a.Method, r) {
 						entries = append(entries, answered{Method: a.Method, Digest: a.Digest, Result: r})
 					}
 				}

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -35,6 +36,11 @@ type modernCall struct {
 	cur    atomic.Pointer[turn]
 	cancel context.CancelFunc // ends the handler's context
 	start_ time.Time
+
+	// named are the request's inputResponses, for calls whose input key
+	// the handler names (InputKey).
+	named map[string]jsontext.Value
+	used  []answered // the named answers taken, for the journal of later rounds
 
 	mu      sync.Mutex
 	journal *journal // answers given back before asking (a run again); nil: none
@@ -166,12 +172,19 @@ func (c *modernCall) input(ctx context.Context, method string, params any) (json
 		return nil, err
 	}
 	digest := callDigest(method, raw)
+	key := inputKeyOf(ctx)
 	c.mu.Lock()
 	if c.journal != nil {
 		if a, ok := c.journal.take(method, digest); ok {
 			c.mu.Unlock()
 			return a, nil
 		}
+	}
+	if a, ok := c.named[key]; ok && key != "" && validAnswer(method, a) {
+		delete(c.named, key) // one answer, one call
+		c.used = append(c.used, answered{Method: method, Digest: digest, Result: a})
+		c.mu.Unlock()
+		return a, nil
 	}
 	if c.done {
 		c.mu.Unlock()
@@ -183,11 +196,55 @@ func (c *modernCall) input(ctx context.Context, method string, params any) (json
 	cont := c.cont
 	c.mu.Unlock()
 	reply := make(chan inputAnswer, 1)
-	cont.post(&inputCall{method: method, params: raw, digest: digest, reply: reply})
+	cont.post(&inputCall{method: method, params: raw, digest: digest, reply: reply, key: key})
 	select {
 	case a := <-reply:
 		return a.result, a.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// inputKey is the context key of InputKey.
+type inputKey struct{}
+
+// InputKey returns a context under which a call for the client's input
+// (Elicit, CreateMessage, ListRoots) made while serving a modern request
+// is named key in the input_required result's inputRequests (by default
+// the runtime names it, "elicitation-1"). A retry's inputResponses under
+// key answer it even without requestState, as a client that knows the
+// server's questions may send them. Legacy sessions ignore it.
+func InputKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, inputKey{}, key)
+}
+
+func inputKeyOf(ctx context.Context) string {
+	k, _ := ctx.Value(inputKey{}).(string)
+	return k
+}
+
+// validAnswer reports whether raw has the shape of an answer to method:
+// an ElicitResult (an object with an action), a CreateMessageResult (an
+// object with a role and content), a ListRootsResult (an object with a
+// roots array). Anything else is not an answer: the question is asked
+// again.
+func validAnswer(method string, raw jsontext.Value) bool {
+	var a struct {
+		Action  *string          `json:"action"`
+		Role    *string          `json:"role"`
+		Content jsontext.Value   `json:"content"`
+		Roots   []jsontext.Value `json:"roots"`
+	}
+	if json.Unmarshal(raw, &a) != nil {
+		return false
+	}
+	switch method {
+	case messages.MethodElicit:
+		return a.Action != nil
+	case messages.MethodCreateMessage:
+		return a.Role != nil && len(a.Content) > 0
+	case messages.MethodListRoots:
+		return a.Roots != nil
+	}
+	return true
 }

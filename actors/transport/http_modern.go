@@ -36,17 +36,18 @@ const (
 )
 
 // isModern reports whether a POSTed message is of the modern era: it
-// names no session, is no initialize, and says it is modern in its
-// MCP-Protocol-Version header or its params._meta.
+// names no session and says it is modern in its MCP-Protocol-Version
+// header (an initialize too, which that era does not have), or, not
+// being an initialize, in its params._meta.
 func (h *HTTPHandler) isModern(x *exchange, msg *messages.Message, hv string) bool {
 	if h.modern == nil || x.r.Header.Get(HeaderSessionID) != "" {
 		return false
 	}
+	if messages.LooksModern(hv) {
+		return true // initialize too: the modern era has no such method
+	}
 	if msg.Kind() == messages.KindRequest && msg.Method == messages.MethodInitialize {
 		return false
-	}
-	if messages.LooksModern(hv) {
-		return true
 	}
 	if msg.Kind() != messages.KindRequest {
 		return false
@@ -157,12 +158,9 @@ func checkModernHeaders(hd http.Header, msg *messages.Message, meta *messages.Re
 // either end), or from its Base64 sentinel form "=?base64?…?=". ok is
 // false for a malformed value.
 func DecodeHeaderValue(v string) (string, bool) {
-	if inner, found := strings.CutPrefix(v, "=?base64?"); found {
-		inner, found = strings.CutSuffix(inner, "?=")
-		if !found {
-			return "", false
-		}
-		b, err := base64.StdEncoding.DecodeString(inner)
+	if len(v) >= len("=?base64??=") && strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") {
+		// Only the whole sentinel is decoded; anything else is literal.
+		b, err := base64.StdEncoding.DecodeString(v[len("=?base64?") : len(v)-len("?=")])
 		if err != nil {
 			return "", false
 		}
@@ -176,13 +174,17 @@ func DecodeHeaderValue(v string) (string, bool) {
 	return v, true
 }
 
+// noParamHeaders is what paramHeaders returns for a request without
+// any: empty, not nil (nil says the transport has no headers, as stdio).
+var noParamHeaders = map[string]string{}
+
 // paramHeaders returns the Mcp-Param-{name} headers by name in lower
-// case (nil without any).
+// case.
 func paramHeaders(hd http.Header) map[string]string {
-	var out map[string]string
+	out := noParamHeaders
 	for k, vs := range hd {
 		if len(k) > len(headerParamPrefix) && strings.EqualFold(k[:len(headerParamPrefix)], headerParamPrefix) {
-			if out == nil {
+			if len(out) == 0 {
 				out = make(map[string]string)
 			}
 			out[strings.ToLower(k[len(headerParamPrefix):])] = strings.Join(vs, ",")
