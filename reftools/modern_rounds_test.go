@@ -255,3 +255,32 @@ func TestModernProgressAndLogs(t *testing.T) {
 	none := events(wireCall{method: "tools/call", name: "test_tool_with_logging", params: `{"name":"test_tool_with_logging"}`})
 	assert.Len(t, none, 1, "no log messages without a logLevel: %v", none)
 }
+
+// TestModernSamplingWithTools: a sampling request that offers the model
+// tools needs sampling.tools in the request's own capabilities: without
+// it -32021 names it; with it the input request carries the tools.
+func TestModernSamplingWithTools(t *testing.T) {
+	url := wireServerWith(t, nil, func(srv *mcpactors.Server) {
+		def := &messages.Tool{Name: "sample_with_tools", Description: "samples, offering the model a tool", InputSchema: []byte(`{"type":"object","properties":{}}`)}
+		require.NoError(t, srv.AddTool(def, func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+			res, err := sess.CreateMessage(ctx, &messages.CreateMessageParams{MaxTokens: 10,
+				Messages: []*messages.SamplingMessage{{Role: messages.RoleUser, Content: messages.ContentList{&messages.TextContent{Text: "weather?"}}}},
+				Tools:    []*messages.Tool{{Name: "get_weather", InputSchema: []byte(`{"type":"object","properties":{}}`)}}})
+			if err != nil {
+				return nil, err
+			}
+			return &messages.CallToolResult{Content: messages.ContentList{&messages.TextContent{Text: string(res.Role)}}}, nil
+		}))
+	}, false)
+	call := wireCall{method: "tools/call", name: "sample_with_tools", params: `{"name":"sample_with_tools"}`, caps: `{"sampling":{}}`}
+	refused := send(t, url, 1, call)
+	assert.Equal(t, 400, refused.status, refused.raw)
+	assert.EqualValues(t, messages.CodeMissingClientCapability, refused.code())
+	if refused.msg.Error != nil {
+		assert.JSONEq(t, `{"requiredCapabilities":{"sampling":{"tools":{}}}}`, string(refused.msg.Error.Data))
+	}
+	call.caps = `{"sampling":{"tools":{}}}`
+	asked := send(t, url, 2, call)
+	require.Equal(t, "input_required", asked.str("resultType"), asked.raw)
+	assert.Contains(t, string(asked.msg.Result["inputRequests"]), `"tools":[{"name":"get_weather"`)
+}
