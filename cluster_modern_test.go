@@ -235,3 +235,38 @@ func listenOn(t *testing.T, url string, id int) func() string {
 		}
 	}
 }
+
+// TestElicitURLAcrossNodes: the page's callback completes a URL
+// elicitation on a third node; the handler, on another, goes on.
+func TestElicitURLAcrossNodes(t *testing.T) {
+	c := startHTTPCluster(t, 3, "modern-url", func(srv *mcpactors.Server) {
+		def := &messages.Tool{Name: "connect_account", Description: "sends the user to a page", InputSchema: []byte(`{"type":"object","properties":{}}`)}
+		if err := srv.AddTool(def, func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+			action, err := sess.ElicitURL(ctx, "Connect", func(id string) string { return "https://example.test/connect?id=" + id })
+			if err != nil {
+				return nil, err
+			}
+			return &messages.CallToolResult{Content: messages.ContentList{&messages.TextContent{Text: "connected: " + string(action)}}}, nil
+		}); err != nil {
+			panic(err)
+		}
+	}, nil)
+	var asked atomic.Int64
+	client := mcp.NewClient(&mcp.Implementation{Name: "url", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			u, err := url.Parse(r.Params.URL)
+			require.NoError(t, err)
+			require.NoError(t, c.servers[2].CompleteElicitation(ctx, "", u.Query().Get("id")))
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), httpWait)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://placeholder/mcp", HTTPClient: &http.Client{Transport: &rotating{urls: c.urls}}}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	assert.Equal(t, "connected: accept", callText(t, cs, "connect_account"))
+	assert.EqualValues(t, 1, asked.Load())
+}

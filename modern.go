@@ -55,6 +55,23 @@ func (s *Server) SetRequestStateKeys(current, previous []byte) error {
 // sessions ignore it.
 func InputKey(ctx context.Context, key string) context.Context { return session.InputKey(ctx, key) }
 
+// CompleteElicitation records that the out-of-band step of URL
+// elicitation id (Session.ElicitURL), asked of principal, is done: the
+// handler waiting for it goes on, on whichever node it runs. Call it from
+// the page's own callback (on any node of a cluster), with the principal
+// the callback authenticated ("" when the server authenticates no one):
+// a completion by another principal completes nothing.
+func (s *Server) CompleteElicitation(ctx context.Context, principal, id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: an elicitation ID is needed", ErrInvalidOptions)
+	}
+	if s.cluster != nil {
+		return s.cluster.PublishCompletion(id, principal) // every node, this one too
+	}
+	s.cfg.Completions.Complete(id, principal)
+	return nil
+}
+
 // checkModern checks a modern request before it is served: a tools/call's
 // Mcp-Param headers against the parameters its tool mirrors
 // (x-mcp-header).

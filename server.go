@@ -1,6 +1,7 @@
 package mcpactors
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -71,6 +72,12 @@ type Options struct {
 	// RequestStateTTL is how long a requestState is valid, and a kept
 	// handler waits for the retry (default 10 minutes).
 	RequestStateTTL time.Duration
+
+	// URLElicitationWait bounds how long the retry of a protocol
+	// 2026-07-28 request waits for the out-of-band step of a URL
+	// elicitation its client accepted (Session.ElicitURL) before the
+	// client is asked again (default 10 s).
+	URLElicitationWait time.Duration
 
 	// TracerProvider, when set, gets the server's OpenTelemetry spans: one
 	// for each client request its HTTP endpoint receives ("mcp.request
@@ -173,6 +180,7 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		Capabilities: serverCapabilities(),
 		Instructions: s.opts.Instructions,
 		Handler:      session.HandlerFunc(s.handle),
+		Completions:  session.NewCompletions(cmp.Or(s.opts.RequestStateTTL, 10*time.Minute), cmp.Or(s.opts.URLElicitationWait, 10*time.Second)),
 		Limits:       s.opts.Limits,
 		Logger:       s.log,
 		Observer:     s.sessionObserver(),
@@ -253,6 +261,10 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	s.modernOpt.Node, s.modernOpt.Forward = node.ID(), rt.ForwardModern
 	s.modern = session.NewModern(s.system.Root, s.cfg, s.modernOpt)
 	if err := rt.ServeModern(s.modern.Serve, s.modern.TTL()); err != nil {
+		rt.Close()
+		return err
+	}
+	if err := rt.OnCompletion(func(id, principal string) { s.cfg.Completions.Complete(id, principal) }); err != nil {
 		rt.Close()
 		return err
 	}

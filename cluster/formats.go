@@ -31,5 +31,6 @@ func Formats() []Format {
 		{Name: "lease record", Writes: leaseVersion, ReadsFrom: 1},
 		{Name: "catalog entry", Writes: 1, ReadsFrom: 1},
 		{Name: "forwarded request", Writes: modernFormat, ReadsFrom: modernFormat},
+		{Name: "elicitation completion", Writes: completionFormat, ReadsFrom: completionFormat},
 	}
 }

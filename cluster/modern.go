@@ -183,3 +183,43 @@ func (n *Node) StateKey() []byte {
 	}
 	return k
 }
+
+// completionFormat is the format of a URL elicitation's completion told
+// to every node.
+const completionFormat = 1
+
+// elicitationDone is a URL elicitation's completion on the wire (JSON).
+type elicitationDone struct {
+	V         int    `json:"v"`
+	ID        string `json:"id"`
+	Principal string `json:"principal,omitempty"`
+}
+
+// OnCompletion calls fn on this node for every URL elicitation completed
+// on any node (PublishCompletion), this one included.
+func (r *Relay) OnCompletion(fn func(id, principal string)) error {
+	sub, err := r.node.nc.Subscribe(r.node.subj.completions(), func(msg *nats.Msg) {
+		var d elicitationDone
+		if json.Unmarshal(msg.Data, &d) == nil && d.V == completionFormat && d.ID != "" {
+			fn(d.ID, d.Principal)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: subscribing to elicitation completions: %w", err)
+	}
+	r.subs = append(r.subs, sub)
+	return r.node.nc.Flush()
+}
+
+// PublishCompletion tells every node that URL elicitation id of principal
+// is done.
+func (r *Relay) PublishCompletion(id, principal string) error {
+	data, err := json.Marshal(&elicitationDone{V: completionFormat, ID: id, Principal: principal})
+	if err != nil {
+		return err
+	}
+	if err := r.node.nc.Publish(r.node.subj.completions(), data); err != nil {
+		return fmt.Errorf("cluster: telling the nodes of a completion: %w", err)
+	}
+	return r.node.nc.Flush()
+}

@@ -33,6 +33,10 @@ func (s subjects) stream(node string) string { return s.prefix + "node." + node 
 func (s subjects) modern(node string) string    { return s.prefix + "node." + node + ".modern" }
 func (s subjects) modernEnd(node string) string { return s.prefix + "node." + node + ".modern-end" }
 
+// completions is where every node learns of a URL elicitation's
+// completion.
+func (s subjects) completions() string { return s.prefix + "elicitations.complete" }
+
 // bucket names one of the cluster's JetStream buckets.
 func (s subjects) bucket(name string) string { return "mcpx_" + s.cluster + "_" + name }
 

@@ -89,6 +89,9 @@ type Config struct {
 	Instructions string
 	Handler      Handler
 	Limits       Limits
+	// Completions records the URL elicitations whose out-of-band step is
+	// done (Session.ElicitURL waits on it); nil: ElicitURL fails.
+	Completions *Completions
 	// Logger receives the server-side log (never sent to clients). Nil
 	// discards.
 	Logger *slog.Logger

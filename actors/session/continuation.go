@@ -216,7 +216,7 @@ func (a *contActor) cut(ctx actor.Context) {
 		Round: a.round, Principal: c.req.Principal, Method: c.req.Msg.Method,
 		Digest:  requestDigest(c.req.Msg.Method, c.req.Msg.Params),
 		Expires: a.expires.UnixMilli(),
-		Journal: a.journal,
+		Journal: a.journal, Seed: c.seedIfAny(),
 	}
 	if a.kept {
 		st.Cont = a.ref.id
@@ -305,7 +305,7 @@ func (a *contActor) handlerDone(ctx actor.Context, d *handlerDone) {
 		a.result = d
 		return
 	}
-	a.m.deliver(a.live.stream, a.m.encodeResult(a.c.req.Msg.Method, a.live.id, d.res, d.err), true)
+	a.m.deliver(a.live.stream, a.m.answer(a.c, a.live, d.res, d.err), true)
 	a.live = nil
 	if a.kept {
 		a.m.answered.add(a.ref.id, a.expires, time.Now())

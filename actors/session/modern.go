@@ -225,6 +225,9 @@ func (m *Modern) Serve(ctx context.Context, req *messages.ModernRequest) {
 					}
 				}
 				c.journal = newJournal(entries)
+				if st.Seed != "" {
+					c.seed = st.Seed
+				}
 				c.start(ctx)
 			}
 			if node := m.nodeOf(st.Cont); node != "" && node != m.opts.Node && m.opts.Forward != nil {
@@ -285,6 +288,13 @@ func (s *answeredSet) has(id string, now time.Time) bool {
 	defer s.mu.Unlock()
 	t, ok := s.ids[id]
 	return ok && !now.After(t)
+}
+
+// newSeed returns a random seed for a request's URL elicitation IDs.
+func newSeed() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // deliver sends one frame to a stream.
@@ -381,6 +391,45 @@ func (m *Modern) resultHead(method string) []byte {
 	}
 	m.heads.Store(method, h)
 	return h
+}
+
+// answer is the final frame of call c for turn t: its handler's result or
+// error (encodeResult), except that a URLElicitationRequired error
+// (-32042, which the modern era does not have) becomes input_required with
+// the same URL elicitations; the retry runs the handler again.
+func (m *Modern) answer(c *modernCall, t *turn, res any, err error) []byte {
+	var wire *messages.Error
+	if err == nil || !errors.As(err, &wire) || wire.Code != messages.CodeURLElicitationRequired || !c.mrtr {
+		return m.encodeResult(c.req.Msg.Method, t.id, res, err)
+	}
+	var data messages.URLElicitationRequiredData
+	if json.Unmarshal(wire.Data, &data) != nil || len(data.Elicitations) == 0 {
+		return m.encodeResult(c.req.Msg.Method, t.id, res, err)
+	}
+	st := &requestState{
+		Round: 1, Principal: c.req.Principal, Method: c.req.Msg.Method,
+		Digest:  requestDigest(c.req.Msg.Method, c.req.Msg.Params),
+		Expires: time.Now().Add(m.opts.ParkTTL).UnixMilli(), Seed: c.seedIfAny(),
+	}
+	reqs := make(map[string]messages.InputRequest, len(data.Elicitations))
+	for i, e := range data.Elicitations {
+		p := *e
+		p.Mode, p.ElicitationID = messages.ElicitModeURL, "" // correlated by requestState now
+		raw, merr := messages.Marshal(&p)
+		if merr != nil {
+			return m.encodeResult(c.req.Msg.Method, t.id, res, err)
+		}
+		key := "url_elicitation-" + strconv.Itoa(i+1)
+		reqs[key] = messages.InputRequest{Method: messages.MethodElicit, Params: raw}
+		st.Outstanding = append(st.Outstanding, asked{Key: key, Method: messages.MethodElicit, Digest: callDigest(messages.MethodElicit, raw)})
+	}
+	frame, eerr := messages.EncodeResult(t.id, &messages.InputRequiredResult{
+		ResultType: messages.ResultInputRequired, InputRequests: reqs, RequestState: m.seal(st), Meta: m.serverMeta(),
+	})
+	if eerr != nil {
+		return messages.EncodeError(t.id, messages.ErrInternal)
+	}
+	return frame
 }
 
 // wrapResult adds resultType, the server's identity in _meta and, for a

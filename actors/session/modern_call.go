@@ -40,6 +40,11 @@ type modernCall struct {
 	// named are the request's inputResponses, for calls whose input key
 	// the handler names (InputKey).
 	named map[string]jsontext.Value
+	// seed makes the IDs of the run's URL elicitations (the nth is the
+	// same on every run of the request's handler), made at the first
+	// (guarded by mu); urlCalls counts them.
+	seed     string
+	urlCalls atomic.Int64
 	used  []answered // the named answers taken, for the journal of later rounds
 
 	mu      sync.Mutex
@@ -124,7 +129,7 @@ func (c *modernCall) finish(res any, err error) {
 	}
 	c.cancel()
 	t := c.cur.Load()
-	c.m.deliver(t.stream, c.m.encodeResult(c.req.Msg.Method, t.id, res, err), true)
+	c.m.deliver(t.stream, c.m.answer(c, t, res, err), true)
 }
 
 // send sends a frame of the request's (progress, a log message) to the
@@ -247,4 +252,22 @@ func validAnswer(method string, raw jsontext.Value) bool {
 		return a.Roots != nil
 	}
 	return true
+}
+
+// seedOf returns the seed of the request's URL elicitation IDs, made now
+// if the request has none yet.
+func (c *modernCall) seedOf() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seed == "" {
+		c.seed = newSeed()
+	}
+	return c.seed
+}
+
+// seedIfAny returns the seed, or "" if no URL elicitation made one.
+func (c *modernCall) seedIfAny() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seed
 }

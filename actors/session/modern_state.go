@@ -33,6 +33,9 @@ type requestState struct {
 	// Journal holds the answers of earlier rounds: a handler run again
 	// (its continuation gone) gets them back without asking again.
 	Journal []answered `json:"j,omitempty"`
+	// Seed makes the IDs of the request's URL elicitations, the same on
+	// every run of its handler.
+	Seed string `json:"s,omitempty"`
 }
 
 // stateVersion is the format of requestState this release writes and
