@@ -45,7 +45,7 @@ type modernCall struct {
 	// (guarded by mu); urlCalls counts them.
 	seed     string
 	urlCalls atomic.Int64
-	used  []answered // the named answers taken, for the journal of later rounds
+	used     []answered // the named answers taken, for the journal of later rounds
 
 	mu      sync.Mutex
 	journal *journal // answers given back before asking (a run again); nil: none
