@@ -19,7 +19,10 @@
 #             handler answering with canned bytes (no MCP library), the least
 #             any server on net/http can cost: SERVERS="gosdk mcpgo floor ours"
 #   SCENARIOS ["echo_s1 echo_s50 ask_s50 sample_s50 connect idle"]
-#             also known: roots_s50 slow_s50 idle_<N> (idle = every IDLE_SIZES)
+#             also known: roots_s50 slow_s50 idle_<N> (idle = every IDLE_SIZES);
+#             echo_m1 echo_m50 ask_m50 sample_m50: the same calls from
+#             clients at the SDK's default protocol (-proto latest:
+#             2026-07-28, stateless, input through input_required rounds)
 #   BASE      server the ratio columns divide by [mcpgo if in SERVERS, else
 #             the first server]
 #   PORT_BASE [18100]  OUT [results/<timestamp>]
@@ -430,6 +433,13 @@ run_scenario() {
 	ask_s50) run_load "$round" "$name" "$scen" -tool ask -sessions "$SESSIONS" -duration "$DURATION" ;;
 	sample_s50) run_load "$round" "$name" "$scen" -tool sample -sessions "$SESSIONS" -duration "$DURATION" ;;
 	roots_s50) run_load "$round" "$name" "$scen" -tool roots -sessions "$SESSIONS" -duration "$DURATION" ;;
+	# The same calls from clients at the SDK's default protocol (2026-07-28
+	# when the server speaks it: no session, input through input_required
+	# rounds).
+	echo_m1) run_load "$round" "$name" "$scen" -tool echo -sessions 1 -duration "$DURATION" -proto latest ;;
+	echo_m50) run_load "$round" "$name" "$scen" -tool echo -sessions "$SESSIONS" -duration "$DURATION" -proto latest ;;
+	ask_m50) run_load "$round" "$name" "$scen" -tool ask -sessions "$SESSIONS" -duration "$DURATION" -proto latest ;;
+	sample_m50) run_load "$round" "$name" "$scen" -tool sample -sessions "$SESSIONS" -duration "$DURATION" -proto latest ;;
 	slow_s50) run_load "$round" "$name" "$scen" -tool slow -seconds "$SLOW_SECONDS" -sessions "$SESSIONS" -duration "$DURATION" ;;
 	connect) run_load "$round" "$name" "$scen" -mode connect -sessions "$CONNECT_WORKERS" -duration "$DURATION" ;;
 	idle)
