@@ -1,9 +1,7 @@
 package mcpactors
 
 import (
-	"bytes"
 	"context"
-	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 
@@ -77,19 +75,12 @@ func (s *Server) CompleteElicitation(ctx context.Context, principal, id string) 
 // (x-mcp-header).
 func (s *Server) checkModern(req *messages.ModernRequest) *messages.Error {
 	// Over stdio (no headers at all) nothing is mirrored.
-	if req.Msg.Method != messages.MethodCallTool || req.ParamHeaders == nil || !bytes.Contains(req.Msg.Params, []byte("arguments")) {
+	if req.Msg.Method != messages.MethodCallTool || req.ParamHeaders == nil || len(req.Meta.Arguments) == 0 {
 		return nil
 	}
-	var p struct {
-		Name      string         `json:"name"`
-		Arguments jsontext.Value `json:"arguments"`
-	}
-	if messages.DecodeParams(req.Msg.Params, &p) != nil {
-		return nil // answered by the tool call
-	}
-	t, ok := s.tools.Load().get(p.Name)
-	if !ok || len(t.mirrored) == 0 || len(p.Arguments) == 0 {
+	t, ok := s.tools.Load().get(req.Meta.Name)
+	if !ok || len(t.mirrored) == 0 {
 		return nil
 	}
-	return checkMirrored(t.mirrored, p.Arguments, req.ParamHeaders)
+	return checkMirrored(t.mirrored, req.Meta.Arguments, req.ParamHeaders)
 }

@@ -85,7 +85,9 @@ type ModernRequest struct {
 	ParamHeaders map[string]string
 }
 
-// RequestMeta is what a modern request's params._meta says about it.
+// RequestMeta is what the runtime reads of a modern request's params, in
+// one pass: its _meta (version, client, capabilities, log level, progress
+// token), what it names, its arguments, and a retry's fields.
 type RequestMeta struct {
 	// ProtocolVersion is the revision of this request (required).
 	ProtocolVersion string
@@ -100,11 +102,25 @@ type RequestMeta struct {
 	// ProgressToken asks for notifications/progress (HasToken).
 	ProgressToken ID
 	HasToken      bool
+
+	// What the request names (params.name of tools/call and prompts/get,
+	// params.uri of resources/read) and its arguments, read in the same
+	// pass: the HTTP headers and the tools' mirrored parameters are
+	// checked against them.
+	Name, URI string
+	Arguments jsontext.Value
+	// A retry's fields (Multi Round-Trip Requests).
+	Retry RetryParams
 }
 
 // metaWire is the wire form of the keys RequestMeta reads.
 type metaWire struct {
-	Meta *struct {
+	Name           string                    `json:"name"`
+	URI            string                    `json:"uri"`
+	Arguments      jsontext.Value            `json:"arguments"`
+	RequestState   string                    `json:"requestState"`
+	InputResponses map[string]jsontext.Value `json:"inputResponses"`
+	Meta           *struct {
 		ProtocolVersion *string             `json:"io.modelcontextprotocol/protocolVersion"`
 		ClientInfo      *Implementation     `json:"io.modelcontextprotocol/clientInfo"`
 		Capabilities    *ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
@@ -146,7 +162,9 @@ func ParseRequestMeta(params jsontext.Value) (*RequestMeta, *Error) {
 	case m.Capabilities == nil:
 		return nil, Errorf(CodeInvalidParams, "invalid params: params._meta[%q] is required", MetaKeyClientCapabilities)
 	}
-	rm := &RequestMeta{ProtocolVersion: *m.ProtocolVersion, Capabilities: *m.Capabilities}
+	rm := &RequestMeta{ProtocolVersion: *m.ProtocolVersion, Capabilities: *m.Capabilities,
+		Name: w.Name, URI: w.URI, Arguments: w.Arguments,
+		Retry: RetryParams{RequestState: w.RequestState, InputResponses: w.InputResponses}}
 	if m.ClientInfo != nil {
 		rm.ClientInfo = *m.ClientInfo
 	}

@@ -214,7 +214,7 @@ func (a *contActor) cut(ctx actor.Context) {
 	c := a.c
 	st := &requestState{
 		Round: a.round, Principal: c.req.Principal, Method: c.req.Msg.Method,
-		Digest:  requestDigest(c.req.Msg.Method, c.req.Msg.Params),
+		Digest:  requestDigest(c.req.Msg.Method, c.req.Meta),
 		Expires: a.expires.UnixMilli(),
 		Journal: a.journal, Seed: c.seedIfAny(),
 	}

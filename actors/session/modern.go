@@ -199,18 +199,13 @@ func (m *Modern) Serve(ctx context.Context, req *messages.ModernRequest) {
 	t := &turn{id: msg.ID, meta: req.Meta, stream: req.Stream, params: msg.Params}
 	c := &modernCall{m: m, req: req, mrtr: inputMethod(msg.Method)}
 	c.cur.Store(t)
-	if c.mrtr && (bytes.Contains(msg.Params, []byte(`"requestState"`)) || bytes.Contains(msg.Params, []byte(`"inputResponses"`))) {
-		var rp messages.RetryParams
-		if perr := messages.DecodeParams(msg.Params, &rp); perr != nil {
-			m.deliver(req.Stream, messages.EncodeError(msg.ID, perr), true)
-			return
-		}
+	if rp := req.Meta.Retry; c.mrtr && (rp.RequestState != "" || rp.InputResponses != nil) {
 		// Answers keyed by an input key the handler names (InputKey) are
 		// its calls' answers with or without requestState: the key says
 		// which question they answer.
 		c.named = rp.InputResponses
 		if rp.RequestState != "" {
-			st, serr := m.openState(rp.RequestState, req.Principal, msg.Method, msg.Params, time.Now())
+			st, serr := m.openState(rp.RequestState, req.Principal, msg.Method, req.Meta, time.Now())
 			if serr != nil {
 				m.deliver(req.Stream, messages.EncodeError(msg.ID, serr), true)
 				return
@@ -352,6 +347,12 @@ func (m *Modern) newContID() string {
 // cacheable result its caching hints; or the error it returned.
 func (m *Modern) encodeResult(method string, id messages.ID, res any, err error) []byte {
 	if err == nil {
+		if b, eerr := messages.EncodeResult(id, res); eerr == nil {
+			if out, ok := m.spliceHead(method, id, b); ok {
+				return out
+			}
+		}
+		// The result has a _meta of its own: merged, the slow way.
 		raw, merr := messages.Marshal(res)
 		if merr == nil {
 			if out, werr := m.wrapResult(method, raw); werr == nil {
@@ -373,6 +374,28 @@ func (m *Modern) encodeResult(method string, id messages.ID, res any, err error)
 		wire = &messages.Error{Code: messages.CodeInvalidParams, Message: wire.Message, Data: wire.Data}
 	}
 	return messages.EncodeError(id, wire)
+}
+
+// spliceHead puts a modern result's fields (resultHead) at the start of
+// the result object of frame, an encoded response to id, without decoding
+// it; ok is false for a result with a _meta of its own (merged by
+// wrapResult instead).
+func (m *Modern) spliceHead(method string, id messages.ID, frame []byte) ([]byte, bool) {
+	raw := id.Raw()
+	const pre, mid = `{"jsonrpc":"2.0","id":`, `,"result":{`
+	n := len(pre) + len(raw) + len(mid)
+	if len(frame) < n+1 || string(frame[:len(pre)]) != pre || string(frame[len(pre):len(pre)+len(raw)]) != raw ||
+		string(frame[len(pre)+len(raw):n]) != mid || bytes.Contains(frame[n:], []byte(`"_meta"`)) {
+		return nil, false
+	}
+	head := m.resultHead(method)
+	out := make([]byte, 0, len(frame)+len(head)+1)
+	out = append(out, frame[:n]...)
+	out = append(out, head[1:]...) // the fields, without head's "{"
+	if frame[n] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, frame[n:]...), true
 }
 
 // resultHead is the start of a wrapped result object of method, up to
@@ -408,7 +431,7 @@ func (m *Modern) answer(c *modernCall, t *turn, res any, err error) []byte {
 	}
 	st := &requestState{
 		Round: 1, Principal: c.req.Principal, Method: c.req.Msg.Method,
-		Digest:  requestDigest(c.req.Msg.Method, c.req.Msg.Params),
+		Digest:  requestDigest(c.req.Msg.Method, c.req.Meta),
 		Expires: time.Now().Add(m.opts.ParkTTL).UnixMilli(), Seed: c.seedIfAny(),
 	}
 	reqs := make(map[string]messages.InputRequest, len(data.Elicitations))

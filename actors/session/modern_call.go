@@ -108,7 +108,11 @@ func (c *modernCall) run(ctx context.Context, sess *Session) {
 			case err != nil || (r != nil && r.IsError):
 				outcome = OutcomeError
 			}
-			obs.RequestHandled(newReport(c.req.Msg, outcome, time.Since(c.start_)))
+			r := RequestReport{Method: c.req.Msg.Method, Outcome: outcome, Duration: time.Since(c.start_)}
+			if r.Method == messages.MethodCallTool {
+				r.Tool = c.req.Meta.Name // read with the request's _meta
+			}
+			obs.RequestHandled(r)
 		}
 		c.finish(res, err)
 	}()

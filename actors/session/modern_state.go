@@ -73,19 +73,13 @@ func callDigest(method string, params []byte) []byte {
 // requestDigest digests what identifies a request for its requestState:
 // the method, and its name or URI and arguments, whatever the order of
 // the arguments' keys.
-func requestDigest(method string, params jsontext.Value) []byte {
-	var p struct {
-		Name      string         `json:"name"`
-		URI       string         `json:"uri"`
-		Arguments jsontext.Value `json:"arguments"`
-	}
-	_ = json.Unmarshal(params, &p)
+func requestDigest(method string, m *messages.RequestMeta) []byte {
 	h := sha256.New()
-	for _, s := range []string{method, p.Name, p.URI} {
+	for _, s := range []string{method, m.Name, m.URI} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
-	if args := bytes.TrimSpace(p.Arguments); len(args) > 0 && string(args) != "null" {
+	if args := bytes.TrimSpace(m.Arguments); len(args) > 0 && string(args) != "null" {
 		var v any
 		if json.Unmarshal(args, &v) == nil {
 			args, _ = json.Marshal(v, json.Deterministic(true))
@@ -101,7 +95,7 @@ var errBadState = messages.Errorf(messages.CodeInvalidParams, "invalid params: r
 
 // openState opens and checks a retry's requestState: sealed by a key of
 // ours, unexpired, of this principal, for this method and these params.
-func (m *Modern) openState(sealedState, principal, method string, params jsontext.Value, now time.Time) (*requestState, *messages.Error) {
+func (m *Modern) openState(sealedState, principal, method string, meta *messages.RequestMeta, now time.Time) (*requestState, *messages.Error) {
 	plain, err := m.opts.Sealer.Open(sealedState)
 	if err != nil {
 		return nil, errBadState
@@ -111,7 +105,7 @@ func (m *Modern) openState(sealedState, principal, method string, params jsontex
 		return nil, errBadState
 	}
 	if now.UnixMilli() > st.Expires || st.Principal != principal || st.Method != method ||
-		!bytes.Equal(st.Digest, requestDigest(method, params)) {
+		!bytes.Equal(st.Digest, requestDigest(method, meta)) {
 		return nil, errBadState
 	}
 	return &st, nil

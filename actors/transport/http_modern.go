@@ -128,24 +128,17 @@ func checkModernHeaders(hd http.Header, msg *messages.Message, meta *messages.Re
 	if !ok {
 		return messages.HeaderMismatchError("the Mcp-Name header is required for %s", msg.Method)
 	}
-	name, good := len(names) == 1, false
 	var value string
-	if name {
+	good := len(names) == 1
+	if good {
 		value, good = DecodeHeaderValue(names[0])
 	}
 	if !good {
 		return messages.HeaderMismatchError("the Mcp-Name header is malformed")
 	}
-	var p struct {
-		Name string `json:"name"`
-		URI  string `json:"uri"`
-	}
-	if perr := messages.DecodeParams(msg.Params, &p); perr != nil {
-		return perr
-	}
-	body := p.Name
+	body := meta.Name
 	if field == "uri" {
-		body = p.URI
+		body = meta.URI
 	}
 	if value != body {
 		return messages.HeaderMismatchError("Mcp-Name header value %s does not match body value %s", quote(value), quote(body))
