@@ -214,7 +214,7 @@ func (a *contActor) cut(ctx actor.Context) {
 	c := a.c
 	st := &requestState{
 		Round: a.round, Principal: c.req.Principal, Method: c.req.Msg.Method,
-		Digest:  requestDigest(c.req.Msg.Method, c.req.Meta),
+		Digest:  c.digest(),
 		Expires: a.expires.UnixMilli(),
 		Journal: a.journal, Seed: c.seedIfAny(),
 	}
@@ -305,11 +305,13 @@ func (a *contActor) handlerDone(ctx actor.Context, d *handlerDone) {
 		a.result = d
 		return
 	}
-	a.m.deliver(a.live.stream, a.m.answer(a.c, a.live, d.res, d.err), true)
-	a.live = nil
 	if a.kept {
+		// Before the answer leaves: a replay sent once it is in hand is
+		// refused.
 		a.m.answered.add(a.ref.id, a.expires, time.Now())
 	}
+	a.m.deliver(a.live.stream, a.m.answer(a.c, a.live, d.res, d.err), true)
+	a.live = nil
 	a.end(ctx)
 }
 

@@ -40,6 +40,9 @@ type modernCall struct {
 	// named are the request's inputResponses, for calls whose input key
 	// the handler names (InputKey).
 	named map[string]jsontext.Value
+	// reqDigest is digest's, made once.
+	reqDigest  []byte
+	digestOnce sync.Once
 	// seed makes the IDs of the run's URL elicitations (the nth is the
 	// same on every run of the request's handler), made at the first
 	// (guarded by mu); urlCalls counts them.
@@ -256,6 +259,13 @@ func validAnswer(method string, raw jsontext.Value) bool {
 		return a.Roots != nil
 	}
 	return true
+}
+
+// digest returns the digest of the request that started the run (its
+// requestState's binding), computed once.
+func (c *modernCall) digest() []byte {
+	c.digestOnce.Do(func() { c.reqDigest = requestDigest(c.req.Msg.Method, c.req.Meta) })
+	return c.reqDigest
 }
 
 // seedOf returns the seed of the request's URL elicitation IDs, made now

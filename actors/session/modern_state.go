@@ -80,9 +80,11 @@ func requestDigest(method string, m *messages.RequestMeta) []byte {
 		h.Write([]byte{0})
 	}
 	if args := bytes.TrimSpace(m.Arguments); len(args) > 0 && string(args) != "null" {
-		var v any
-		if json.Unmarshal(args, &v) == nil {
-			args, _ = json.Marshal(v, json.Deterministic(true))
+		// RFC 8785 canonical form: the same arguments digest alike
+		// whatever their keys' order or spacing.
+		canon := jsontext.Value(bytes.Clone(args))
+		if canon.Canonicalize() == nil {
+			args = canon
 		}
 		h.Write(args)
 	}
