@@ -100,10 +100,12 @@ type Modern struct {
 	opts ModernOptions
 	log  *slog.Logger
 
-	conts   sync.Map       // continuation ID → *contRef, from spawn to end
-	running sync.Map       // *modernCall → struct{}: handlers running
-	runs    sync.WaitGroup // one per handler run
-	heads   sync.Map       // method → []byte: resultHead
+	conts    sync.Map       // continuation ID → *contRef, from spawn to end
+	running  sync.Map       // *modernCall → struct{}: handlers running
+	runs     sync.WaitGroup // one per handler run
+	heads    sync.Map       // method → []byte: resultHead
+	meta     messages.Meta  // serverMeta's, made once
+	metaOnce sync.Once
 	// answered remembers the continuations that sent their result, until
 	// their last requestState expires: a retry of one is refused rather
 	// than running the handler again.
@@ -316,8 +318,11 @@ func (m *Modern) discover(id messages.ID) []byte {
 
 // serverMeta is the _meta of every result: who answers.
 func (m *Modern) serverMeta() messages.Meta {
-	info, _ := messages.Marshal(m.cfg.ServerInfo)
-	return messages.Meta{messages.MetaKeyServerInfo: info}
+	m.metaOnce.Do(func() {
+		info, _ := messages.Marshal(m.cfg.ServerInfo)
+		m.meta = messages.Meta{messages.MetaKeyServerInfo: info}
+	})
+	return m.meta // shared: only read
 }
 
 // nodeOf returns the node a continuation ID names ("" for none: a lone
