@@ -84,3 +84,15 @@ func (s *Server) checkModern(req *messages.ModernRequest) *messages.Error {
 	}
 	return checkMirrored(t.mirrored, req.Meta.Arguments, req.ParamHeaders)
 }
+
+// Parked returns the number of handlers of protocol 2026-07-28 requests
+// this node keeps waiting for their client's input.
+func (s *Server) Parked() int { return s.modern.Parked() }
+
+// Listens returns the number of subscriptions/listen streams open on this
+// node.
+func (s *Server) Listens() int {
+	s.listens.mu.Lock()
+	defer s.listens.mu.Unlock()
+	return len(s.listens.all)
+}
