@@ -158,7 +158,9 @@ func (ls *listeners) add(l *listener) *messages.Error {
 		return messages.Errorf(messages.CodeInvalidRequest, "invalid request: this node is draining; listen on another")
 	case len(ls.all) >= defaultMaxListens:
 		return messages.Errorf(messages.CodeInvalidRequest, "invalid request: this node has %d open listens, its bound", defaultMaxListens)
-	case ls.perPrincipal[l.principal] >= defaultMaxListensPerPrincipal:
+	case l.principal != "" && ls.perPrincipal[l.principal] >= defaultMaxListensPerPrincipal:
+		// Without authentication every client is "": only the node's
+		// bound holds.
 		return messages.Errorf(messages.CodeInvalidRequest, "invalid request: %d open listens of one client, the bound", defaultMaxListensPerPrincipal)
 	}
 	if ls.all == nil {
