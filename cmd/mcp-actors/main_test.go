@@ -211,7 +211,7 @@ func TestStdioReferenceTools(t *testing.T) {
 	list := p.next()
 	assert.JSONEq(t, `2`, string(list["id"]))
 	names := toolNames(t, list)
-	assert.Len(t, names, 20)
+	assert.Len(t, names, referenceTools)
 	assert.Contains(t, names, "test_echo")
 
 	p.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test_echo","arguments":{"text":"hello from the test"}}}`)
@@ -235,11 +235,15 @@ func TestStdioEmptyCatalog(t *testing.T) {
 	assert.Equal(t, 0, p.wait())
 }
 
+// referenceTools is how many tools --reference-tools lists: the reference
+// set's 20 and the 14 fixtures of the 2026-07-28 conformance suite.
+const referenceTools = 34
+
 func TestStdioEnvironment(t *testing.T) {
 	p := start(t, []string{"MCP_ACTORS_REFERENCE_TOOLS=true", "MCP_ACTORS_LOG_FORMAT=json", "MCP_ACTORS_LOG_LEVEL=debug"}, "stdio")
 	p.initialize()
 	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	assert.Len(t, toolNames(t, p.next()), 20)
+	assert.Len(t, toolNames(t, p.next()), referenceTools)
 	require.NoError(t, p.stdin.Close())
 	require.Equal(t, 0, p.wait())
 
