@@ -6,6 +6,7 @@
 //
 //	go run ./parkmem http://127.0.0.1:8080 2000
 package main
+
 import (
 	"bufio"
 	"fmt"
