@@ -72,10 +72,22 @@ func eachScenario(t *testing.T, pattern string, play func(t *testing.T, file str
 // step is one transcript entry: a client message to send, or a group of
 // server messages to expect.
 type step struct {
-	send   string   // client message, when a send step
-	expect []string // expected server messages, when a group
-	line   int      // first line number, for errors
+	send    string            // client message, when a send step
+	headers map[string]string // its HTTP header changes ("= " lines; modern scenarios)
+	expect  []string          // expected server messages, when a group
+	line    int               // first line number, for errors
 }
+
+// conn is what a scenario plays against: a session's Client, or a modern
+// scenario's HTTP client (modernConn).
+type conn interface {
+	SendRaw(data []byte) error
+	Received() []*Received
+	Wait(ctx context.Context, from int, match func(*Received) bool) (*Received, error)
+}
+
+// headerSetter is a conn that can change the next message's HTTP headers.
+type headerSetter interface{ setHeaders(map[string]string) }
 
 // RunScenario plays one scenario file against srv on a fresh session;
 // with -update it rewrites the file.
@@ -122,7 +134,7 @@ func (c *collector) Errorf(format string, args ...any) {
 
 // runScenario plays file on c, and with update rewrites it. Mismatches go
 // to r; what stops the run is returned.
-func runScenario(r reporter, c *Client, file string, update bool) error {
+func runScenario(r reporter, c conn, file string, update bool) error {
 	r.Helper()
 	ar, err := txtar.ParseFile(file)
 	if err != nil {
@@ -157,13 +169,25 @@ func runScenario(r reporter, c *Client, file string, update bool) error {
 func parseTranscript(text string) ([]step, error) {
 	var steps []step
 	inGroup := false // the previous line was a "< " line
+	var headers map[string]string
 	for i, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		switch {
 		case line == "" || strings.HasPrefix(line, "#"):
 			inGroup = false
+		case strings.HasPrefix(line, "= "):
+			name, value, ok := strings.Cut(line[2:], ":")
+			if !ok {
+				return nil, fmt.Errorf("transcript line %d: a header line is \"= Name: value\"", i+1)
+			}
+			if headers == nil {
+				headers = map[string]string{}
+			}
+			headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+			inGroup = false
 		case strings.HasPrefix(line, "> "):
-			steps = append(steps, step{send: strings.TrimSpace(line[2:]), line: i + 1})
+			steps = append(steps, step{send: strings.TrimSpace(line[2:]), headers: headers, line: i + 1})
+			headers = nil
 			inGroup = false
 		case strings.HasPrefix(line, "< "):
 			if inGroup {
@@ -173,7 +197,7 @@ func parseTranscript(text string) ([]step, error) {
 			}
 			inGroup = true
 		default:
-			return nil, fmt.Errorf("transcript line %d: must start with \"> \", \"< \" or \"#\"", i+1)
+			return nil, fmt.Errorf("transcript line %d: must start with \"> \", \"< \", \"= \" or \"#\"", i+1)
 		}
 	}
 	return steps, nil
@@ -181,7 +205,7 @@ func parseTranscript(text string) ([]step, error) {
 
 // play runs the steps and returns, per expect group (by first line), the
 // lines the server actually sent, for update.
-func play(t reporter, c *Client, steps []step, update bool) (map[int][]string, error) {
+func play(t reporter, c conn, steps []step, update bool) (map[int][]string, error) {
 	t.Helper()
 	vars := map[string]any{}
 	got := map[int][]string{}
@@ -194,6 +218,13 @@ func play(t reporter, c *Client, steps []step, update bool) (map[int][]string, e
 			msg, missing := substituteLine(st.send, vars)
 			if missing != "" {
 				return got, fmt.Errorf("line %d: placeholder $%s is not bound yet", st.line, missing)
+			}
+			if st.headers != nil {
+				hs, ok := c.(headerSetter)
+				if !ok {
+					return got, fmt.Errorf("line %d: header lines (\"= \") are for scenarios over HTTP (RunModernScenario)", st.line)
+				}
+				hs.setHeaders(st.headers)
 			}
 			if err := c.SendRaw([]byte(msg)); err != nil {
 				return got, fmt.Errorf("line %d: sending: %w", st.line, err)

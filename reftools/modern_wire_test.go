@@ -19,6 +19,7 @@ import (
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/transport"
+	"github.com/mcp-actors/mcp-actors/harness"
 	"github.com/mcp-actors/mcp-actors/messages"
 	"github.com/mcp-actors/mcp-actors/reftools"
 )
@@ -334,4 +335,15 @@ func TestModernStateKeyRotation(t *testing.T) {
 	assert.Contains(t, rotated.raw, `content={\"username\":\"u\",\"email\":\"e\"}`)
 	retired := send(t, wireServer(t, false, k3, k2), 3, retryOf(elicitCall("m", ""), state, elicitAnswer))
 	assert.EqualValues(t, messages.CodeInvalidParams, retired.code(), "a retired key: %s", retired.raw)
+}
+
+// TestModernScenarios plays the golden transcripts of protocol 2026-07-28
+// (testdata/modern) over HTTP: go test -run ModernScenarios -update
+// rewrites them.
+func TestModernScenarios(t *testing.T) {
+	harness.RunModernScenarios(t, "testdata/modern/*.txtar", func(tb testing.TB) *mcpactors.Server {
+		srv := mcpactors.NewServer(messages.Implementation{Name: "reftools-modern", Version: "0.0.0"}, nil)
+		require.NoError(tb, reftools.Register(srv))
+		return srv
+	})
 }
