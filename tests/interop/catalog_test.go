@@ -149,7 +149,8 @@ func testPrompts(t *testing.T, start starter) {
 		prompts[pr.Name] = pr
 		assert.NotEmpty(t, pr.Description, "description of %s", pr.Name)
 	}
-	assert.ElementsMatch(t, []string{"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image"}, keys(prompts))
+	assert.ElementsMatch(t, []string{"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image",
+		"test_input_required_result_prompt"}, keys(prompts))
 	if pr := prompts["test_prompt_with_arguments"]; assert.NotNil(t, pr) && assert.Len(t, pr.Arguments, 2) {
 		for i, name := range []string{"arg1", "arg2"} {
 			assert.Equal(t, name, pr.Arguments[i].Name)

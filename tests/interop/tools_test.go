@@ -36,6 +36,21 @@ var referenceTools = []string{
 	"test_touch_watched",
 	"test_toggle_tool",
 	"test_counter",
+	// The fixtures of the 2026-07-28 conformance suite (reftools/tools_modern.go).
+	"test_input_required_result_elicitation",
+	"test_input_required_result_sampling",
+	"test_input_required_result_list_roots",
+	"test_input_required_result_request_state",
+	"test_input_required_result_tampered_state",
+	"test_input_required_result_multiple_inputs",
+	"test_input_required_result_multi_round",
+	"test_input_required_result_capabilities",
+	"test_missing_capability",
+	"test_streaming_elicitation",
+	"test_logging_tool",
+	"test_trigger_tool_change",
+	"test_trigger_prompt_change",
+	"test_custom_headers",
 }
 
 func testInitialize(t *testing.T, start starter) {
@@ -122,8 +137,10 @@ func testToolsList(t *testing.T, start starter) {
 		if tool.Name == "json_schema_2020_12_tool" {
 			found = true
 			assert.JSONEq(t, `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",`+
-				`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},`+
-				`"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},`+
+				`"$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},`+
+				`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},`+
+				`"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],`+
+				`"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},`+
 				`"additionalProperties":false}`, string(tool.InputSchema), "inputSchema of json_schema_2020_12_tool")
 		}
 	}
@@ -185,12 +202,12 @@ func testToolContent(t *testing.T, start starter) {
 	assert.True(t, res.IsError)
 	assert.Equal(t, "This tool intentionally returns an error for testing", textOf(t, res))
 
-	res = p.call("json_schema_2020_12_tool", map[string]any{"name": "Ada", "address": map[string]any{"street": "1 Loop", "city": "Localhost"}})
+	res = p.call("json_schema_2020_12_tool", map[string]any{"name": "Ada", "email": "ada@example.com", "address": map[string]any{"street": "1 Loop", "city": "Localhost"}})
 	assert.False(t, res.IsError)
 	text := textOf(t, res)
 	const prefix = "JSON Schema 2020-12 tool called with: "
 	if assert.True(t, strings.HasPrefix(text, prefix), "text %q", text) {
-		assert.JSONEq(t, `{"name":"Ada","address":{"street":"1 Loop","city":"Localhost"}}`, strings.TrimPrefix(text, prefix))
+		assert.JSONEq(t, `{"name":"Ada","email":"ada@example.com","address":{"street":"1 Loop","city":"Localhost"}}`, strings.TrimPrefix(text, prefix))
 	}
 
 	// On stdio there is no stream to close; over HTTP the SDK gets the
