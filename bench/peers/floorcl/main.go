@@ -11,6 +11,15 @@
 // result) and nothing more. Compare a cluster to it as "× cluster floor":
 // what is above it is the runtime's own.
 //
+// Protocol 2026-07-28 (a POST without Mcp-Session-Id whose
+// MCP-Protocol-Version names it): server/discover and test_echo are
+// answered where they land; test_elicitation and test_sampling answer
+// input_required with a requestState naming the node that keeps the round
+// ("<node>.<n>"), and the retry, wherever it lands, is carried to that
+// node, which answers the result from the retry's inputResponses (one
+// request-reply across a route, what any design that keeps a waiting
+// handler on one node pays).
+//
 //	floorcl -addr 127.0.0.1:18101 -node 0 -cluster-listen 127.0.0.1:26230 \
 //	    -routes nats-route://127.0.0.1:26230,nats-route://127.0.0.1:26231,nats-route://127.0.0.1:26232
 //
@@ -78,6 +87,7 @@ type node struct {
 	ns      *server.Server
 	n       atomic.Int64
 	live    sync.Map // session ID -> struct{}: this node's sessions
+	rounds  sync.Map // requestState -> struct{}: 2026-07-28 rounds waiting here
 	waiting sync.Map // session ID + request ID -> func(jsontext.Value): round trips
 	streams sync.Map // stream key -> chan []byte: POST streams held here
 }
@@ -152,6 +162,9 @@ func start(id, listen, routes, secret string) (*node, error) {
 	if _, err := nd.nc.Subscribe("floorcl."+id+".stream", nd.onStream); err != nil {
 		return nil, err
 	}
+	if _, err := nd.nc.Subscribe("floorcl."+id+".modern", func(m *nats.Msg) { _ = m.Respond(nd.modernAnswer(m.Data)) }); err != nil {
+		return nil, err
+	}
 	return nd, nd.nc.Flush()
 }
 
@@ -188,6 +201,10 @@ func (nd *node) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if sid == "" && r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
+		nd.modern(w, body)
 		return
 	}
 	var m message
@@ -359,4 +376,102 @@ func errorResponse(id jsontext.Value, code int, msg string) []byte {
 
 func event(b []byte) []byte {
 	return append(append([]byte("data: "), bytes.TrimRight(b, "\n")...), '\n', '\n')
+}
+
+// modernMessage is what floorcl reads of a 2026-07-28 request.
+type modernMessage struct {
+	ID     jsontext.Value `json:"id"`
+	Method string         `json:"method"`
+	Params struct {
+		Name      string `json:"name"`
+		Arguments struct {
+			Text    string `json:"text"`
+			Message string `json:"message"`
+			Prompt  string `json:"prompt"`
+		} `json:"arguments"`
+		RequestState   string                    `json:"requestState"`
+		InputResponses map[string]jsontext.Value `json:"inputResponses"`
+	} `json:"params"`
+}
+
+// modern answers a 2026-07-28 POST: here, or — a retry of a round another
+// node keeps — on that node.
+func (nd *node) modern(w http.ResponseWriter, body []byte) {
+	var m modernMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	answer := []byte(nil)
+	if o, _, ok := strings.Cut(m.Params.RequestState, "."); ok && o != nd.id {
+		reply, err := nd.nc.Request("floorcl."+o+".modern", body, 5*time.Second)
+		if err != nil {
+			http.Error(w, "the round's node did not answer", http.StatusServiceUnavailable)
+			return
+		}
+		answer = reply.Data
+	} else {
+		answer = nd.modernAnswer(body)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(answer)
+}
+
+// modernAnswer is this node's canned answer to a 2026-07-28 request.
+func (nd *node) modernAnswer(body []byte) []byte {
+	var m modernMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return errorResponse(nil, -32700, err.Error())
+	}
+	complete := func(content any) []byte {
+		return response(m.ID, map[string]any{"resultType": "complete", "content": content})
+	}
+	text := func(t string) []any { return []any{map[string]any{"type": "text", "text": t}} }
+	ask := func(method string, params any, result func(jsontext.Value) []byte) []byte {
+		if st := m.Params.RequestState; st != "" {
+			if _, ok := nd.rounds.LoadAndDelete(st); ok {
+				if raw, ok := m.Params.InputResponses["q"]; ok {
+					return result(raw)
+				}
+			}
+			return errorResponse(m.ID, -32602, "unknown round")
+		}
+		st := nd.id + "." + strconv.FormatInt(nd.n.Add(1), 10)
+		nd.rounds.Store(st, struct{}{})
+		return response(m.ID, map[string]any{"resultType": "input_required", "requestState": st,
+			"inputRequests": map[string]any{"q": map[string]any{"method": method, "params": params}}})
+	}
+	switch {
+	case m.Method == "server/discover":
+		return response(m.ID, map[string]any{"resultType": "complete", "supportedVersions": []string{"2026-07-28"},
+			"capabilities": map[string]any{"tools": map[string]any{}}, "ttlMs": 0, "cacheScope": "public",
+			"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "floorcl", "version": "0"}}})
+	case m.Method == "tools/call" && m.Params.Name == reftools.Echo:
+		return complete(text(m.Params.Arguments.Text))
+	case m.Method == "tools/call" && m.Params.Name == reftools.Elicitation:
+		return ask("elicitation/create", map[string]any{"mode": "form", "message": m.Params.Arguments.Message, "requestedSchema": reftools.ElicitationSchema()},
+			func(raw jsontext.Value) []byte {
+				var res struct {
+					Action  string         `json:"action"`
+					Content map[string]any `json:"content"`
+				}
+				_ = json.Unmarshal(raw, &res)
+				return complete(text(reftools.ElicitationText(res.Action, res.Content)))
+			})
+	case m.Method == "tools/call" && m.Params.Name == reftools.Sampling:
+		return ask("sampling/createMessage", map[string]any{"maxTokens": 100,
+			"messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": m.Params.Arguments.Prompt}}}},
+			func(raw jsontext.Value) []byte {
+				var res struct {
+					Content struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				}
+				_ = json.Unmarshal(raw, &res)
+				return complete(text(reftools.SamplingText(res.Content.Text)))
+			})
+	case m.Method == "tools/list":
+		return response(m.ID, map[string]any{"resultType": "complete", "tools": []any{}, "ttlMs": 0, "cacheScope": "public"})
+	}
+	return errorResponse(m.ID, -32601, "method not found")
 }
