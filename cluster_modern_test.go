@@ -3,6 +3,8 @@ package mcpactors_test
 import (
 	"bufio"
 	"context"
+	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -269,4 +271,75 @@ func TestElicitURLAcrossNodes(t *testing.T) {
 	defer cs.Close()
 	assert.Equal(t, "connected: accept", callText(t, cs, "connect_account"))
 	assert.EqualValues(t, 1, asked.Load())
+}
+
+// TestModernJournalSpill: answers too large to ride in requestState are
+// kept in the cluster's storage; with no handler kept between rounds,
+// each retry, on another node, runs the handler again from the journal
+// read back from there, and asks nothing twice.
+func TestModernJournalSpill(t *testing.T) {
+	var runs atomic.Int64
+	c := startHTTPClusterWith(t, 3, "modern-spill", func(srv *mcpactors.Server) {
+		def := &messages.Tool{Name: "three_questions", Description: "asks three times", InputSchema: []byte(`{"type":"object","properties":{}}`)}
+		if err := srv.AddTool(def, func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+			runs.Add(1)
+			var got []string
+			for i := range 3 {
+				var a struct {
+					Answer string `json:"answer"`
+				}
+				if _, err := sess.Elicit(ctx, fmt.Sprint("question ", i), &a); err != nil {
+					return nil, err
+				}
+				got = append(got, fmt.Sprint(len(a.Answer)))
+			}
+			return &messages.CallToolResult{Content: messages.ContentList{&messages.TextContent{Text: strings.Join(got, ",")}}}, nil
+		}); err != nil {
+			panic(err)
+		}
+	}, nil, &mcpactors.Options{MaxParked: -1, JournalSpillBytes: 1024})
+	big := strings.Repeat("x", 4000) // each answer alone is over the spill bound
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	state, answers := "", ""
+	for round := range 4 {
+		params := `{"name":"three_questions",` + meta
+		if state != "" {
+			params += `,"requestState":"` + state + `","inputResponses":` + answers
+		}
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}}`, round, params)
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, c.urls[round%3], strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "three_questions")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var out struct {
+			Result struct {
+				ResultType    string                    `json:"resultType"`
+				RequestState  string                    `json:"requestState"`
+				InputRequests map[string]jsontext.Value `json:"inputRequests"`
+				Content       []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		require.NoError(t, json.UnmarshalRead(resp.Body, &out))
+		resp.Body.Close()
+		if round == 3 {
+			require.Equal(t, "complete", out.Result.ResultType)
+			assert.Equal(t, "4000,4000,4000", out.Result.Content[0].Text, "every answer reached the handler")
+			break
+		}
+		require.Equal(t, "input_required", out.Result.ResultType, "round %d", round)
+		require.Len(t, out.Result.InputRequests, 1, "one new question per round: none asked twice")
+		assert.Less(t, len(out.Result.RequestState), 2000, "round %d: the journal (%d bytes of answers) is not in requestState", round, 4000*round)
+		state = out.Result.RequestState
+		for key := range out.Result.InputRequests {
+			answers = `{"` + key + `":{"action":"accept","content":{"answer":"` + big + `"}}}`
+		}
+	}
+	assert.EqualValues(t, 4, runs.Load(), "run again from the journal after each round")
 }

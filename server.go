@@ -73,6 +73,11 @@ type Options struct {
 	// handler waits for the retry (default 10 minutes).
 	RequestStateTTL time.Duration
 
+	// JournalSpillBytes is the size past which a protocol 2026-07-28
+	// request's journal (the client's answers so far) is kept in the
+	// cluster's storage rather than in its requestState (default 16 KiB;
+	// a lone node never spills).
+	JournalSpillBytes int
 	// URLElicitationWait bounds how long the retry of a protocol
 	// 2026-07-28 request waits for the out-of-band step of a URL
 	// elicitation its client accepted (Session.ElicitURL) before the
@@ -199,7 +204,7 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 			}
 		},
 	}
-	s.modernOpt = session.ModernOptions{Check: s.checkModern, Listen: s.listen, MaxParked: s.opts.MaxParked, ParkTTL: s.opts.RequestStateTTL}
+	s.modernOpt = session.ModernOptions{Check: s.checkModern, Listen: s.listen, SpillBytes: s.opts.JournalSpillBytes, MaxParked: s.opts.MaxParked, ParkTTL: s.opts.RequestStateTTL}
 	s.modern = session.NewModern(s.system.Root, s.cfg, s.modernOpt)
 	return s
 }
@@ -259,6 +264,9 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 		return err
 	}
 	s.modernOpt.Node, s.modernOpt.Forward = node.ID(), rt.ForwardModern
+	if !node.Standalone() {
+		s.modernOpt.Spill = node.Journals(cmp.Or(s.opts.RequestStateTTL, 10*time.Minute))
+	}
 	s.modern = session.NewModern(s.system.Root, s.cfg, s.modernOpt)
 	if err := rt.ServeModern(s.modern.Serve, s.modern.TTL()); err != nil {
 		rt.Close()

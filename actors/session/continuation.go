@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json/jsontext"
+	json "encoding/json/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -226,14 +228,35 @@ func (a *contActor) cut(ctx actor.Context) {
 		reqs[p.key] = messages.InputRequest{Method: p.method, Params: p.params}
 		st.Outstanding = append(st.Outstanding, asked{Key: p.key, Method: p.method, Digest: p.digest})
 	}
-	frame, err := messages.EncodeResult(a.live.id, &messages.InputRequiredResult{
-		ResultType: messages.ResultInputRequired, InputRequests: reqs,
-		RequestState: a.m.seal(st), Meta: a.m.serverMeta(),
-	})
-	if err != nil {
-		frame = messages.EncodeError(a.live.id, messages.ErrInternal)
+	live := a.live
+	answer := func() {
+		frame, err := messages.EncodeResult(live.id, &messages.InputRequiredResult{
+			ResultType: messages.ResultInputRequired, InputRequests: reqs,
+			RequestState: a.m.seal(st), Meta: a.m.serverMeta(),
+		})
+		if err != nil {
+			frame = messages.EncodeError(live.id, messages.ErrInternal)
+		}
+		a.m.deliver(live.stream, frame, true)
 	}
-	a.m.deliver(a.live.stream, frame, true)
+	if data, spill := a.spill(st); spill {
+		// The journal goes to the spill store, off the mailbox; the answer
+		// leaves once it is stored (or, failing that, carries it).
+		key := a.ref.id + "." + strconv.Itoa(a.round)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if err := a.m.opts.Spill.Put(ctx, key, data); err == nil {
+				sum := sha256.Sum256(data)
+				st.Journal, st.JournalKey, st.JournalSum = nil, key, sum[:digestLen]
+			} else {
+				a.m.log.Warn("spilling a journal failed: it rides in the requestState", "err", err)
+			}
+			answer()
+		}()
+	} else {
+		answer()
+	}
 	a.live = nil
 	if !a.kept {
 		a.end(ctx)
@@ -346,4 +369,17 @@ func (a *contActor) end(ctx actor.Context) {
 	a.ref.stopped = true
 	a.ref.mu.Unlock()
 	ctx.Poison(ctx.Self())
+}
+
+// spill reports whether st's journal is too large to ride in it and can
+// be spilled, and returns it encoded.
+func (a *contActor) spill(st *requestState) ([]byte, bool) {
+	if a.m.opts.Spill == nil || len(st.Journal) == 0 {
+		return nil, false
+	}
+	data, err := json.Marshal(st.Journal)
+	if err != nil || len(data) <= a.m.opts.SpillBytes {
+		return nil, false
+	}
+	return data, true
 }

@@ -47,6 +47,15 @@ type ModernOptions struct {
 	// sends its frames to the retry's stream; an error (the node is gone,
 	// or cut off) makes this node run the handler again from the journal.
 	Forward func(ctx context.Context, node string, req *messages.ModernRequest) error
+	// Spill, when set, keeps a round's journal when it is larger than
+	// SpillBytes (default 16 KiB), and requestState names it instead of
+	// carrying it; entries must live ParkTTL. A cluster's is a JetStream
+	// bucket (cluster.Journals).
+	Spill interface {
+		Put(ctx context.Context, key string, value []byte) error
+		Get(ctx context.Context, key string) ([]byte, error)
+	}
+	SpillBytes int
 	// Listen, when set, serves subscriptions/listen (the root package:
 	// the catalog's change notifications); without it the method is not
 	// found.
@@ -75,6 +84,9 @@ func (o ModernOptions) withDefaults() ModernOptions {
 	}
 	if o.ListTTL <= 0 {
 		o.ListTTL = time.Minute
+	}
+	if o.SpillBytes <= 0 {
+		o.SpillBytes = 16 << 10
 	}
 	return o
 }
@@ -215,7 +227,7 @@ func (m *Modern) Serve(ctx context.Context, req *messages.ModernRequest) {
 			// Without its continuation (expired, not kept, its node
 			// lost), the handler runs again, with every answer so far.
 			again := func() {
-				entries := st.Journal
+				entries := m.spilledJournal(ctx, st)
 				for _, a := range st.Outstanding {
 					if r, ok := rp.InputResponses[a.Key]; ok && validAnswer(a.Method, r) {
 						entries = append(entries, answered{Method: a.Method, Digest: a.Digest, Result: r})

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json/jsontext"
 	json "encoding/json/v2"
@@ -36,6 +37,10 @@ type requestState struct {
 	// Seed makes the IDs of the request's URL elicitations, the same on
 	// every run of its handler.
 	Seed string `json:"s,omitempty"`
+	// JournalKey names the journal in the spill store (ModernOptions.Spill)
+	// when it was too large to ride here; JournalSum is a digest of it.
+	JournalKey string `json:"jk,omitempty"`
+	JournalSum []byte `json:"js,omitempty"`
 }
 
 // stateVersion is the format of requestState this release writes and
@@ -140,4 +145,24 @@ func (j *journal) take(method string, digest []byte) (jsontext.Value, bool) {
 
 func newJournal(entries []answered) *journal {
 	return &journal{entries: entries, taken: make([]bool, len(entries))}
+}
+
+// spilledJournal reads the journal a state left in the spill store; nil
+// (the handler asks again) when it cannot be read or does not match.
+func (m *Modern) spilledJournal(ctx context.Context, st *requestState) []answered {
+	if st.JournalKey == "" || m.opts.Spill == nil {
+		return st.Journal
+	}
+	data, err := m.opts.Spill.Get(ctx, st.JournalKey)
+	if err != nil {
+		m.log.Warn("a spilled journal could not be read: its calls are asked again", "err", err)
+		return nil
+	}
+	sum := sha256.Sum256(data)
+	var entries []answered
+	if !bytes.Equal(sum[:digestLen], st.JournalSum) || json.Unmarshal(data, &entries) != nil {
+		m.log.Warn("a spilled journal does not match its requestState: its calls are asked again")
+		return nil
+	}
+	return entries
 }
