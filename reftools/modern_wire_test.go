@@ -347,3 +347,19 @@ func TestModernScenarios(t *testing.T) {
 		return srv
 	})
 }
+
+// TestModernRequestStateExpired: a requestState past its lifetime is
+// refused, as any other that cannot be used.
+func TestModernRequestStateExpired(t *testing.T) {
+	url := wireServerWith(t, &mcpactors.Options{RequestStateTTL: time.Millisecond}, nil, false)
+	first := send(t, url, 1, elicitCall("m", ""))
+	state := first.str("requestState")
+	require.NotEmpty(t, state, first.raw)
+	// The state lapses a millisecond after it was sealed: retry until the
+	// clock has passed it (bounded).
+	require.Eventually(t, func() bool {
+		a := send(t, url, 2, retryOf(elicitCall("m", ""), state, elicitAnswer))
+		require.NotEqual(t, "complete", a.str("resultType"), "answered before it lapsed: the test proves nothing")
+		return a.code() == messages.CodeInvalidParams && strings.Contains(a.msg.Error.Message, "not valid")
+	}, 5*time.Second, 2*time.Millisecond, "an expired requestState is refused")
+}
