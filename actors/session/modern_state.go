@@ -111,7 +111,7 @@ func (m *Modern) openState(sealedState, principal, method string, meta *messages
 	if json.Unmarshal(plain, &st) != nil || st.V != stateVersion {
 		return nil, errBadState
 	}
-	if now.UnixMilli() > st.Expires || st.Principal != principal || st.Method != method ||
+	if now.UnixMilli() >= st.Expires || st.Principal != principal || st.Method != method ||
 		!bytes.Equal(st.Digest, requestDigest(method, meta)) {
 		return nil, errBadState
 	}
