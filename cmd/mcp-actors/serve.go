@@ -39,8 +39,10 @@ type serveCmd struct {
 	Debug           bool          `env:"MCP_ACTORS_DEBUG" help:"Also serve /debug/pprof/ and /debug/mem."`
 	AdminTokenFile  string        `name:"admin-token-file" env:"MCP_ACTORS_ADMIN_TOKEN_FILE" type:"existingfile" placeholder:"FILE" help:"Open the admin path (/admin/, for mcp-actors admin) to requests presenting the token in FILE (or $MCP_ACTORS_ADMIN_TOKEN); closed without one."`
 
-	StateKeyFile string `name:"state-key-file" env:"MCP_ACTORS_STATE_KEY_FILE" type:"existingfile" placeholder:"FILE" help:"Key sealing the requestState of protocol 2026-07-28 requests: 32 bytes, base64 or hex, in FILE (openssl rand -base64 32). The same on every node. Default: derived from the route secret in a cluster, a key of the process's own alone; needed with --nats-url."`
-	PrevStateKey string `name:"previous-state-key-file" env:"MCP_ACTORS_PREVIOUS_STATE_KEY_FILE" type:"existingfile" placeholder:"FILE" help:"The state key before --state-key-file, during a rotation: what it sealed still opens."`
+	StateKeyFile    string        `name:"state-key-file" env:"MCP_ACTORS_STATE_KEY_FILE" type:"existingfile" placeholder:"FILE" help:"Key sealing the requestState of protocol 2026-07-28 requests: 32 bytes, base64 or hex, in FILE (openssl rand -base64 32). The same on every node. Default: derived from the route secret in a cluster, a key of the process's own alone; needed with --nats-url."`
+	MaxParked       int           `name:"max-parked" default:"10000" env:"MCP_ACTORS_MAX_PARKED" help:"Most handlers of protocol 2026-07-28 requests kept waiting for their client's input; past it (0 or -1: always) a retry runs the handler again from its requestState's journal."`
+	RequestStateTTL time.Duration `name:"request-state-ttl" default:"10m" env:"MCP_ACTORS_REQUEST_STATE_TTL" help:"How long a requestState (protocol 2026-07-28) is valid, and a kept handler waits for the retry."`
+	PrevStateKey    string        `name:"previous-state-key-file" env:"MCP_ACTORS_PREVIOUS_STATE_KEY_FILE" type:"existingfile" placeholder:"FILE" help:"The state key before --state-key-file, during a rotation: what it sealed still opens."`
 
 	adminToken string // read from --admin-token-file or the environment
 	stateKey   []byte // read from --state-key-file
@@ -64,6 +66,10 @@ func (c *serveCmd) Validate() error {
 		return fmt.Errorf("--session-ttl must not be negative (0 disables it; got %s)", c.SessionTTL)
 	case c.MaxLifetime < 0:
 		return fmt.Errorf("--max-lifetime must not be negative (0 disables it; got %s)", c.MaxLifetime)
+	case c.RequestStateTTL <= 0:
+		return fmt.Errorf("--request-state-ttl must be positive (got %s)", c.RequestStateTTL)
+	case c.MaxParked < -1:
+		return fmt.Errorf("--max-parked must be -1 (none kept) or more (got %d)", c.MaxParked)
 	case c.KeepAlive < 0:
 		return fmt.Errorf("--keepalive must not be negative (0 disables it; got %s)", c.KeepAlive)
 	case (c.TLSCert == "") != (c.TLSKey == ""):
@@ -137,6 +143,10 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	srv, err := newServer(log, c.ReferenceTools, func(o *mcpactors.Options) {
 		o.Limits = session.Limits{IdleTimeout: c.SessionTTL, MaxLifetime: c.MaxLifetime}
 		o.MaxSessions = c.MaxSessions
+		o.MaxParked, o.RequestStateTTL = c.MaxParked, c.RequestStateTTL
+		if c.MaxParked == 0 {
+			o.MaxParked = -1 // 0 on the command line keeps none, as -1
+		}
 		o.Metrics = reg
 		if tp != nil {
 			o.TracerProvider = tp

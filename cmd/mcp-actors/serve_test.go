@@ -59,6 +59,8 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--shutdown-timeout", "0s"}, "--shutdown-timeout"},
 		{[]string{"--session-ttl", "-1s"}, "--session-ttl"},
 		{[]string{"--keepalive", "-1s"}, "--keepalive"},
+		{[]string{"--request-state-ttl", "0s"}, "--request-state-ttl"},
+		{[]string{"--max-parked", "-2"}, "--max-parked"},
 		{[]string{"--tls-cert", "main.go"}, "--tls-key"},
 		{[]string{"--event-delay", "-1ms"}, "--event-delay"},
 		{[]string{"--lease-ttl", "0s"}, "--lease-ttl"},
