@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/messages"
+	"github.com/mcp-actors/mcp-actors/reftools"
 )
 
 // listenStream opens subscriptions/listen with filter on url and returns
@@ -110,4 +114,40 @@ func TestModernListenDrain(t *testing.T) {
 	assert.Empty(t, next(), "the stream ended")
 	again := send(t, url, 78, wireCall{method: messages.MethodSubscriptionsListen, params: `{"notifications":{}}`})
 	assert.NotZero(t, again.code(), "a draining node takes no new listen: %s", again.raw)
+}
+
+// TestModernListenKeepAlive: a quiet listen stream carries keep-alive
+// comments.
+func TestModernListenKeepAlive(t *testing.T) {
+	srv := mcpactors.NewServer(messages.Implementation{Name: "keepalive", Version: "1"}, nil)
+	require.NoError(t, reftools.Register(srv))
+	h, err := srv.HTTPHandler(&mcpactors.HTTPOptions{Endpoint: transport.HTTPOptions{KeepAlive: 10 * time.Millisecond}})
+	require.NoError(t, err)
+	hs := httptest.NewServer(h)
+	defer hs.Close()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Close(ctx)
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	c := wireCall{method: messages.MethodSubscriptionsListen, params: `{"notifications":{"toolsListChanged":true}}`}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/mcp", strings.NewReader(c.body(1)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", messages.Version20260728)
+	req.Header.Set("Mcp-Method", messages.MethodSubscriptionsListen)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	comments := 0
+	for comments < 2 && sc.Scan() {
+		if strings.HasPrefix(sc.Text(), ":") {
+			comments++
+		}
+	}
+	assert.Equal(t, 2, comments, "keep-alive comments on a quiet listen (%v)", sc.Err())
 }
