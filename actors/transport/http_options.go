@@ -71,7 +71,8 @@ type HTTPOptions struct {
 	// 10 s itself.
 	ReadTimeout time.Duration
 	// KeepAlive is the interval of SSE comment pings on idle GET streams
-	// (default 25 s; negative disables them).
+	// and on the event streams of 2026-07-28 requests (subscriptions/listen,
+	// a slow tool) (default 25 s; negative disables them).
 	KeepAlive time.Duration
 	// Retry is the reconnection delay sent in priming events (default 1 s).
 	Retry time.Duration
