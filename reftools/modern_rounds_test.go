@@ -3,6 +3,7 @@ package reftools_test
 import (
 	"bufio"
 	"context"
+	json "encoding/json/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -283,4 +284,50 @@ func TestModernSamplingWithTools(t *testing.T) {
 	asked := send(t, url, 2, call)
 	require.Equal(t, "input_required", asked.str("resultType"), asked.raw)
 	assert.Contains(t, string(asked.msg.Result["inputRequests"]), `"tools":[{"name":"get_weather"`)
+}
+
+// TestModernRetryTakesOver: a second retry of the round in progress takes
+// its stream over — the first ends without an answer, the second gets the
+// result — and the handler runs once.
+func TestModernRetryTakesOver(t *testing.T) {
+	passed, release := make(chan struct{}), make(chan struct{})
+	var runs atomic.Int64
+	url := wireServerWith(t, nil, func(srv *mcpactors.Server) {
+		def := &messages.Tool{Name: "ask_then_wait", Description: "asks, then waits to be released", InputSchema: []byte(`{"type":"object","properties":{}}`)}
+		require.NoError(t, srv.AddTool(def, func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+			runs.Add(1)
+			var a answer
+			if _, err := sess.Elicit(ctx, "q", &a); err != nil {
+				return nil, err
+			}
+			close(passed)
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return &messages.CallToolResult{Content: messages.ContentList{&messages.TextContent{Text: "done: " + a.Answer}}}, nil
+		}))
+	}, false)
+	call := wireCall{method: "tools/call", name: "ask_then_wait", params: `{"name":"ask_then_wait"}`, caps: `{"elicitation":{}}`}
+	first := send(t, url, 1, call)
+	state := first.str("requestState")
+	require.NotEmpty(t, state, first.raw)
+	var key string
+	var reqs map[string]any
+	require.NoError(t, json.Unmarshal(first.msg.Result["inputRequests"], &reqs))
+	for k := range reqs {
+		key = k
+	}
+	retry := retryOf(call, state, `{"`+key+`":{"action":"accept","content":{"answer":"a"}}}`)
+	results := make(chan *wireAnswer, 2)
+	go func() { results <- send(t, url, 2, retry) }()
+	<-passed // the first retry answered the question: its stream is the client's
+	go func() { results <- send(t, url, 3, retry) }()
+	taken := <-results // the first retry's stream ends, with nothing
+	assert.Empty(t, taken.msg.Result, "the stream taken over ends without an answer: %s", taken.raw)
+	close(release)
+	done := <-results
+	assert.Contains(t, done.raw, "done: a", "the second retry gets the result")
+	assert.EqualValues(t, 1, runs.Load())
 }
