@@ -33,7 +33,7 @@ type versionCmd struct{}
 func (versionCmd) Run() error {
 	fmt.Printf("mcp-actors %s (%s)\n", release(), runtime.Version())
 	for _, f := range cluster.Formats() {
-		fmt.Printf("  %-18s writes v%d, reads v%d to v%d\n", f.Name, f.Writes, f.ReadsFrom, f.Writes)
+		fmt.Printf("  %-22s  writes v%d, reads v%d to v%d\n", f.Name, f.Writes, f.ReadsFrom, f.Writes)
 	}
 	return nil
 }
