@@ -104,15 +104,20 @@ func (s *Server) listen(ctx context.Context, req *messages.ModernRequest) {
 // notifyListeners sends a change notification to every listener of this
 // node that opted in to it, tagged with its subscription.
 func (s *Server) notifyListeners(method string, params any, uri string) {
-	for _, l := range s.listens.matching(method, uri) {
-		raw, err := messages.Marshal(params)
-		if err != nil {
-			return
-		}
-		var obj map[string]jsontext.Value
-		if err := json.Unmarshal(raw, &obj); err != nil {
-			return
-		}
+	ls := s.listens.matching(method, uri)
+	if len(ls) == 0 {
+		return
+	}
+	// The params once; each listener's copy differs only in its _meta.
+	raw, err := messages.Marshal(params)
+	if err != nil {
+		return
+	}
+	var obj map[string]jsontext.Value
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return
+	}
+	for _, l := range ls {
 		obj["_meta"] = jsontext.Value(`{"` + messages.MetaKeySubscriptionID + `":` + l.id.Raw() + `}`)
 		frame, err := messages.EncodeNotification(method, obj)
 		if err != nil {
@@ -169,6 +174,12 @@ func (ls *listeners) add(l *listener) *messages.Error {
 	ls.all[l] = struct{}{}
 	ls.perPrincipal[l.principal]++
 	return nil
+}
+
+func (ls *listeners) len() int {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return len(ls.all)
 }
 
 func (ls *listeners) remove(l *listener) {

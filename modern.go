@@ -64,7 +64,7 @@ func (s *Server) CompleteElicitation(ctx context.Context, principal, id string) 
 		return fmt.Errorf("%w: an elicitation ID is needed", ErrInvalidOptions)
 	}
 	if s.cluster != nil {
-		return s.cluster.PublishCompletion(id, principal) // every node, this one too
+		return s.cluster.PublishCompletion(ctx, id, principal) // every node, this one too
 	}
 	s.cfg.Completions.Complete(id, principal)
 	return nil
@@ -91,8 +91,4 @@ func (s *Server) Parked() int { return s.modern.Parked() }
 
 // Listens returns the number of subscriptions/listen streams open on this
 // node.
-func (s *Server) Listens() int {
-	s.listens.mu.Lock()
-	defer s.listens.mu.Unlock()
-	return len(s.listens.all)
-}
+func (s *Server) Listens() int { return s.listens.len() }

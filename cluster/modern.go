@@ -150,12 +150,7 @@ func (r *Relay) ForwardModern(ctx context.Context, node string, req *messages.Mo
 	}
 	msg := nats.NewMsg(r.node.subj.modern(node))
 	msg.Data = data
-	rctx, cancel := context.WithTimeout(ctx, forwardTimeout)
-	defer cancel()
-	r.stats.routed.Add(1)
-	start := time.Now()
-	reply, err := r.chunks.request(rctx, msg)
-	r.stats.hop(time.Since(start))
+	reply, _, err := r.hopRequest(ctx, forwardTimeout, msg)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNodeUnreachable, err)
 	}
@@ -212,8 +207,8 @@ func (r *Relay) OnCompletion(fn func(id, principal string)) error {
 }
 
 // PublishCompletion tells every node that URL elicitation id of principal
-// is done.
-func (r *Relay) PublishCompletion(id, principal string) error {
+// is done; it returns once the NATS server has it, or ctx ends.
+func (r *Relay) PublishCompletion(ctx context.Context, id, principal string) error {
 	data, err := json.Marshal(&elicitationDone{V: completionFormat, ID: id, Principal: principal})
 	if err != nil {
 		return err
@@ -221,5 +216,10 @@ func (r *Relay) PublishCompletion(id, principal string) error {
 	if err := r.node.nc.Publish(r.node.subj.completions(), data); err != nil {
 		return fmt.Errorf("cluster: telling the nodes of a completion: %w", err)
 	}
-	return r.node.nc.Flush()
+	if _, ok := ctx.Deadline(); !ok { // NATS wants one
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, forwardTimeout)
+		defer cancel()
+	}
+	return r.node.nc.FlushWithContext(ctx)
 }

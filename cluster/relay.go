@@ -302,14 +302,9 @@ func (e *movedError) Error() string { return "cluster: the session moved to node
 // nobody answers, a *movedError when the owner says the session moved,
 // ErrSessionNotFound when it says there is none.
 func (r *Relay) request(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) {
-	rctx, cancel := context.WithTimeout(ctx, deliverTimeout)
-	defer cancel()
-	r.stats.routed.Add(1)
-	start := time.Now()
-	reply, err := r.chunks.request(rctx, msg)
-	r.stats.hop(time.Since(start))
+	reply, timedOut, err := r.hopRequest(ctx, deliverTimeout, msg)
 	if err != nil {
-		if errors.Is(err, nats.ErrNoResponders) || (ctx.Err() == nil && rctx.Err() != nil) {
+		if errors.Is(err, nats.ErrNoResponders) || timedOut {
 			return nil, errNoOwner // gone, or no answer in time: its lease decides
 		}
 		return nil, fmt.Errorf("cluster: routing a message: %w", err)
@@ -318,6 +313,18 @@ func (r *Relay) request(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) {
 		return nil, err
 	}
 	return reply, nil
+}
+
+// hopRequest sends msg to another node and waits up to d for its reply,
+// counting and timing the hop; timedOut reports that d ran out (not ctx).
+func (r *Relay) hopRequest(ctx context.Context, d time.Duration, msg *nats.Msg) (reply *nats.Msg, timedOut bool, err error) {
+	rctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	r.stats.routed.Add(1)
+	start := time.Now()
+	reply, err = r.chunks.request(rctx, msg)
+	r.stats.hop(time.Since(start))
+	return reply, err != nil && ctx.Err() == nil && rctx.Err() != nil, err
 }
 
 // replyErr reads the outcome of a delivery from the owner's reply: nil,

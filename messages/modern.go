@@ -14,9 +14,6 @@ import (
 // Version20260728 is the first revision of the modern era.
 const Version20260728 = "2026-07-28"
 
-// ModernVersions lists the modern revisions we speak, newest first.
-var ModernVersions = []string{Version20260728}
-
 // AllVersions lists every revision we speak, newest first: what an
 // UnsupportedProtocolVersion error and server/discover name.
 var AllVersions = []string{Version20260728, Version20251125, Version20250618, Version20250326, Version20241105}

@@ -3,7 +3,6 @@ package reftools_test
 import (
 	"context"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,14 +28,7 @@ func TestModernNothingLeft(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	c := wireCall{method: messages.MethodSubscriptionsListen, params: `{"notifications":{"toolsListChanged":true}}`}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(c.body(9)))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", messages.Version20260728)
-	req.Header.Set("Mcp-Method", messages.MethodSubscriptionsListen)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	resp := openPost(t, ctx, url, 9, c)
 	require.Eventually(t, func() bool { return srv.Listens() == 1 }, 5*time.Second, time.Millisecond)
 	cancel()
 	resp.Body.Close()

@@ -3,7 +3,6 @@ package reftools_test
 import (
 	"bufio"
 	"context"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -33,14 +32,7 @@ func listenStreamOf(t *testing.T, url string, id int, filter string) (func() str
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	c := wireCall{method: messages.MethodSubscriptionsListen, params: `{"notifications":` + filter + `}`}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(c.body(id)))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", messages.Version20260728)
-	req.Header.Set("Mcp-Method", messages.MethodSubscriptionsListen)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	resp := openPost(t, ctx, url, id, c)
 	t.Cleanup(func() { resp.Body.Close() })
 	require.Equal(t, 200, resp.StatusCode)
 	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
@@ -133,14 +125,7 @@ func TestModernListenKeepAlive(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	c := wireCall{method: messages.MethodSubscriptionsListen, params: `{"notifications":{"toolsListChanged":true}}`}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/mcp", strings.NewReader(c.body(1)))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", messages.Version20260728)
-	req.Header.Set("Mcp-Method", messages.MethodSubscriptionsListen)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	resp := openPost(t, ctx, hs.URL+"/mcp", 1, c)
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	comments := 0

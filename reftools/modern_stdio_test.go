@@ -20,17 +20,7 @@ import (
 // TestModernStdio: the Go SDK client at 2026-07-28 over stdio probes with
 // server/discover, stays modern, and gets elicitation through rounds.
 func TestModernStdio(t *testing.T) {
-	srv := mcpactors.NewServer(messages.Implementation{Name: "stdio-modern", Version: "1"}, nil)
-	require.NoError(t, reftools.Register(srv))
-	toServer, fromClient := io.Pipe()
-	toClient, fromServer := io.Pipe()
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	served := make(chan error, 1)
-	go func() {
-		served <- srv.ServeStdio(ctx, toServer, fromServer)
-		_ = fromServer.Close()
-	}()
+	ctx, toClient, fromClient, end := stdioPipes(t)
 	var elicits atomic.Int64
 	client := mcp.NewClient(&mcp.Implementation{Name: "stdio", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -50,26 +40,13 @@ func TestModernStdio(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "x", res.Content[0].(*mcp.TextContent).Text)
 	require.NoError(t, cs.Close())
-	require.NoError(t, <-served)
-	closeCtx, stop := context.WithTimeout(context.Background(), 5*time.Second)
-	defer stop()
-	require.NoError(t, srv.Close(closeCtx))
+	end()
 }
 
 // TestModernStdioWire: the modern era's errors on stdio, and
 // notifications/cancelled ending a request with no response.
 func TestModernStdioWire(t *testing.T) {
-	srv := mcpactors.NewServer(messages.Implementation{Name: "stdio-wire", Version: "1"}, nil)
-	require.NoError(t, reftools.Register(srv))
-	toServer, fromClient := io.Pipe()
-	toClient, fromServer := io.Pipe()
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	served := make(chan error, 1)
-	go func() {
-		served <- srv.ServeStdio(ctx, toServer, fromServer)
-		_ = fromServer.Close()
-	}()
+	_, toClient, fromClient, end := stdioPipes(t)
 	lines := bufio.NewScanner(toClient)
 	write := func(s string) {
 		_, err := io.WriteString(fromClient, s+"\n")
@@ -96,8 +73,31 @@ func TestModernStdioWire(t *testing.T) {
 	assert.Contains(t, got, `"id":5`, "no answer to the cancelled call: %s", got)
 	assert.Contains(t, got, `"after"`)
 	require.NoError(t, fromClient.Close())
-	require.NoError(t, <-served)
-	closeCtx, stop := context.WithTimeout(context.Background(), 5*time.Second)
-	defer stop()
-	require.NoError(t, srv.Close(closeCtx))
+	end()
+}
+
+// stdioPipes serves the reference set over stdio on pipes, bounded by the
+// returned ctx: the test reads what the server writes from out and writes
+// its messages to in. end, once in is closed, checks that the server
+// stopped cleanly at the end of its input, and closes it.
+func stdioPipes(t *testing.T) (ctx context.Context, out io.ReadCloser, in io.WriteCloser, end func()) {
+	t.Helper()
+	srv := mcpactors.NewServer(messages.Implementation{Name: "stdio-modern", Version: "1"}, nil)
+	require.NoError(t, reftools.Register(srv))
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	t.Cleanup(cancel)
+	served := make(chan error, 1)
+	go func() {
+		served <- srv.ServeStdio(ctx, toServer, fromServer)
+		_ = fromServer.Close()
+	}()
+	return ctx, toClient, fromClient, func() {
+		t.Helper()
+		require.NoError(t, <-served)
+		closeCtx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+		defer stop()
+		require.NoError(t, srv.Close(closeCtx))
+	}
 }

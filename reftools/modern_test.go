@@ -2,7 +2,6 @@ package reftools_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,34 +11,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/messages"
-	"github.com/mcp-actors/mcp-actors/reftools"
 )
-
-// modernServer serves the reference set over HTTP on loopback.
-func modernServer(t *testing.T) string {
-	t.Helper()
-	srv := mcpactors.NewServer(messages.Implementation{Name: "reftools-modern", Version: "0.0.0"}, nil)
-	require.NoError(t, reftools.Register(srv))
-	h, err := srv.HTTPHandler(nil)
-	require.NoError(t, err)
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() {
-		hs.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Close(ctx)
-	})
-	return hs.URL + "/mcp"
-}
 
 // TestModernGoSDK drives the reference set with the official Go SDK client
 // at its default version (2026-07-28): discover, no session, elicitation,
 // sampling and roots through input_required rounds, each input asked once
 // per call.
 func TestModernGoSDK(t *testing.T) {
-	url := modernServer(t)
+	url := wireServer(t, false)
 	var elicits, samples atomic.Int64
 	client := mcp.NewClient(&mcp.Implementation{Name: "modern", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {

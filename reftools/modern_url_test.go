@@ -3,7 +3,6 @@ package reftools_test
 import (
 	"context"
 	json "encoding/json/v2"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -25,7 +24,11 @@ import (
 // URLElicitationRequired (-32042) until the step is done.
 func urlServer(t *testing.T, o *mcpactors.Options, done *atomic.Bool) (string, *mcpactors.Server) {
 	t.Helper()
-	srv := mcpactors.NewServer(messages.Implementation{Name: "url", Version: "1"}, o)
+	return wireServerOf(t, o, func(srv *mcpactors.Server) { addURLTools(t, srv, done) }, false)
+}
+
+// addURLTools adds urlServer's tools.
+func addURLTools(t *testing.T, srv *mcpactors.Server, done *atomic.Bool) {
 	noArgs := []byte(`{"type":"object","properties":{}}`)
 	require.NoError(t, srv.AddTool(&messages.Tool{Name: "connect_account", Description: "sends the user to a page", InputSchema: noArgs},
 		func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
@@ -44,16 +47,6 @@ func urlServer(t *testing.T, o *mcpactors.Options, done *atomic.Bool) (string, *
 				Mode: messages.ElicitModeURL, Message: "Connect first", URL: "https://example.test/connect?id=fixed", ElicitationID: "fixed"}}})
 			return nil, &messages.Error{Code: messages.CodeURLElicitationRequired, Message: "connect your account first", Data: data}
 		}))
-	h, err := srv.HTTPHandler(nil)
-	require.NoError(t, err)
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() {
-		hs.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Close(ctx)
-	})
-	return hs.URL + "/mcp", srv
 }
 
 // urlClient connects a Go SDK client declaring URL elicitation; answer

@@ -80,10 +80,26 @@ func (c wireCall) body(id int) string {
 func jsonInt(i int) string { b, _ := json.Marshal(i); return string(b) }
 
 // send POSTs c to url with the headers a client of 2026-07-28 sends, each
-// overridable (an empty value in c.header removes it).
+// overridable (an empty value in c.header removes it), and reads the
+// answer.
 func send(t *testing.T, url string, id int, c wireCall) *wireAnswer {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(c.body(id)))
+	resp := openPost(t, t.Context(), url, id, c)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	a := &wireAnswer{status: resp.StatusCode, header: resp.Header, raw: string(b)}
+	if len(bytes.TrimSpace(b)) > 0 && resp.Header.Get("Content-Type") == "application/json" {
+		require.NoError(t, json.Unmarshal(b, &a.msg), "answer %s", b)
+	}
+	return a
+}
+
+// openPost POSTs c to url as send does, under ctx, and returns the
+// response with its body unread (a stream to read as it comes).
+func openPost(t *testing.T, ctx context.Context, url string, id int, c wireCall) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(c.body(id)))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -108,14 +124,7 @@ func send(t *testing.T, url string, id int, c wireCall) *wireAnswer {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	a := &wireAnswer{status: resp.StatusCode, header: resp.Header, raw: string(b)}
-	if len(bytes.TrimSpace(b)) > 0 && resp.Header.Get("Content-Type") == "application/json" {
-		require.NoError(t, json.Unmarshal(b, &a.msg), "answer %s", b)
-	}
-	return a
+	return resp
 }
 
 // code is the answer's JSON-RPC error code (0 for a result).

@@ -55,25 +55,36 @@ func (s *Session) ElicitURL(ctx context.Context, message string, url func(id str
 		if res.Action != messages.ElicitAccept {
 			return res.Action, nil
 		}
-		wait := ctx
-		var cancel context.CancelFunc = func() {}
-		if s.mod != nil {
-			wait, cancel = context.WithTimeout(ctx, comp.modernWait)
+		done, err := s.waitStep(ctx, w, comp.modernWait)
+		if err != nil {
+			return messages.ElicitCancel, err
 		}
-		select {
-		case <-w.done:
-			cancel()
+		if done {
 			if s.mod == nil {
 				s.notifyComplete(id)
 			}
 			return messages.ElicitAccept, nil
-		case <-wait.Done():
-			cancel()
-			if err := ctx.Err(); err != nil {
-				return messages.ElicitCancel, err
-			}
-			// Modern, not done yet: ask again in the next round.
 		}
+		// Modern, not done yet: ask again in the next round.
+	}
+}
+
+// waitStep waits for the out-of-band step w: until ctx ends in a session,
+// at most bound in a modern request (whose client then is asked again).
+func (s *Session) waitStep(ctx context.Context, w *urlWait, bound time.Duration) (done bool, err error) {
+	var timeout <-chan time.Time
+	if s.mod != nil {
+		t := time.NewTimer(bound)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-w.done:
+		return true, nil
+	case <-timeout:
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
 	}
 }
 
@@ -181,8 +192,7 @@ func (c *Completions) watch(id, principal string) *urlWait {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if d, ok := c.done[id]; ok && d.principal == principal {
-		close(w.done)
-		w.once.Do(func() {})
+		w.once.Do(func() { close(w.done) })
 		return w
 	}
 	c.waiting[w] = struct{}{}

@@ -243,7 +243,9 @@ func (a *contActor) cut(ctx actor.Context) {
 		// The journal goes to the spill store, off the mailbox; the answer
 		// leaves once it is stored (or, failing that, carries it).
 		key := a.ref.id + "." + strconv.Itoa(a.round)
+		a.m.runs.Add(1) // Close waits for it, as for a handler
 		go func() {
+			defer a.m.runs.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			if err := a.m.opts.Spill.Put(ctx, key, data); err == nil {

@@ -191,8 +191,6 @@ func (m *Modern) Serve(ctx context.Context, req *messages.ModernRequest) {
 			m.opts.Listen(ctx, req)
 			return
 		}
-	}
-	switch msg.Method {
 	case messages.MethodInitialize, messages.MethodPing, messages.MethodSetLevel,
 		messages.MethodSubscribe, messages.MethodUnsubscribe:
 		m.deliver(req.Stream, messages.EncodeError(msg.ID, messages.Errorf(messages.CodeMethodNotFound,
@@ -205,7 +203,7 @@ func (m *Modern) Serve(ctx context.Context, req *messages.ModernRequest) {
 			return
 		}
 	}
-	t := &turn{id: msg.ID, meta: req.Meta, stream: req.Stream, params: msg.Params}
+	t := &turn{id: msg.ID, meta: req.Meta, stream: req.Stream}
 	c := &modernCall{m: m, req: req, mrtr: inputMethod(msg.Method)}
 	c.cur.Store(t)
 	if rp := req.Meta.Retry; c.mrtr && (rp.RequestState != "" || rp.InputResponses != nil) {

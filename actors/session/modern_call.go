@@ -21,7 +21,6 @@ type turn struct {
 	id     messages.ID
 	meta   *messages.RequestMeta
 	stream messages.StreamID
-	params jsontext.Value
 }
 
 // modernCall is one run of a handler for a modern request: what its
@@ -30,12 +29,12 @@ type turn struct {
 // through its continuation actor (cont), which knows which stream is the
 // client's.
 type modernCall struct {
-	m      *Modern
-	req    *messages.ModernRequest // the request that started the run
-	mrtr   bool                    // its method may ask for input
-	cur    atomic.Pointer[turn]
-	cancel context.CancelFunc // ends the handler's context
-	start_ time.Time
+	m       *Modern
+	req     *messages.ModernRequest // the request that started the run
+	mrtr    bool                    // its method may ask for input
+	cur     atomic.Pointer[turn]
+	cancel  context.CancelFunc // ends the handler's context
+	started time.Time          // when the run started (with an Observer)
 
 	// named are the request's inputResponses, for calls whose input key
 	// the handler names (InputKey).
@@ -74,7 +73,7 @@ func (c *modernCall) start(ctx context.Context) {
 	}
 	hctx, c.cancel = context.WithCancel(hctx)
 	if c.m.cfg.Observer != nil {
-		c.start_ = time.Now()
+		c.started = time.Now()
 	}
 	t := c.cur.Load()
 	c.unwatch = context.AfterFunc(ctx, func() { c.streamGone(t.stream) })
@@ -111,7 +110,7 @@ func (c *modernCall) run(ctx context.Context, sess *Session) {
 			case err != nil || (r != nil && r.IsError):
 				outcome = OutcomeError
 			}
-			r := RequestReport{Method: c.req.Msg.Method, Outcome: outcome, Duration: time.Since(c.start_)}
+			r := RequestReport{Method: c.req.Msg.Method, Outcome: outcome, Duration: time.Since(c.started)}
 			if r.Method == messages.MethodCallTool {
 				r.Tool = c.req.Meta.Name // read with the request's _meta
 			}

@@ -12,9 +12,6 @@ import (
 // through the request's call (modernCall), which parks in a continuation
 // once the handler asks the client for input.
 
-// modern returns the call a Session serves, or nil in a legacy session.
-func (s *Session) modern() *modernCall { return s.mod }
-
 // Modern reports whether the Session serves a request of the modern era
 // (2026-07-28 on), which has no session.
 func (s *Session) Modern() bool { return s.mod != nil }

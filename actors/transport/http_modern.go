@@ -241,7 +241,7 @@ func (h *HTTPHandler) respondModern(x *exchange, q *router.Queue) {
 // (header mismatch, missing capability, unsupported version), 200
 // otherwise.
 func modernStatus(data []byte) int {
-	if !bytes.Contains(data, []byte(`"error"`)) {
+	if !bytes.Contains(data, []byte(`,"error":{`)) { // a result: no need to decode
 		return http.StatusOK
 	}
 	m, derr := messages.Decode(data)

@@ -53,13 +53,21 @@ func TestTypeScriptClient(t *testing.T) {
 // the test skips, unless CI is set.
 func nodeJS(t *testing.T, pkg ...string) (node, root string) {
 	t.Helper()
+	return nodeJSIn(t, "conformance", pkg...)
+}
+
+// nodeJSIn is nodeJS for the Node installed in dir (relative to the
+// repository root: conformance, or conformance/modern).
+func nodeJSIn(t *testing.T, dir string, pkg ...string) (node, root string) {
+	t.Helper()
 	root, err := filepath.Abs(repoRoot)
 	require.NoError(t, err)
-	node = filepath.Join(root, "conformance", "node_modules", ".bin", "node")
-	need := filepath.Join(append([]string{root, "conformance", "node_modules"}, pkg...)...)
+	modules := filepath.Join(root, filepath.FromSlash(dir), "node_modules")
+	node = filepath.Join(modules, ".bin", "node")
+	need := filepath.Join(append([]string{modules}, pkg...)...)
 	for _, path := range []string{node, need} {
 		if _, err := os.Stat(path); err != nil {
-			msg := "the test needs conformance/node_modules (" + err.Error() + "); install it with: cd conformance && npm ci"
+			msg := "the test needs " + dir + "/node_modules (" + err.Error() + "); install it with: cd " + dir + " && npm ci"
 			if os.Getenv("CI") != "" {
 				t.Fatal(msg + " (CI is set, so this fails instead of skipping)")
 			}
@@ -81,10 +89,33 @@ func runTSClient(t *testing.T, srv *httpServer, url string) {
 func runTSClientWith(t *testing.T, srv func() *httpServer, url string, env []string, more ...string) {
 	t.Helper()
 	node, root := nodeJS(t, "@modelcontextprotocol", "sdk", "package.json")
-	ctx, cancel := context.WithTimeout(t.Context(), tsTimeout+time.Duration(len(more))*time.Minute)
+	details := runChecks(t, node, filepath.Join(root, "tests", "interop", "ts", "client.mjs"), url, env,
+		tsTimeout+time.Duration(len(more))*time.Minute, append(tsChecks, more...))
+	var sessionID string
+	if d, ok := details["connect"]; ok {
+		var c struct {
+			SessionID string `json:"sessionId"`
+		}
+		assert.NoError(t, json.Unmarshal(d, &c), "connect detail")
+		sessionID = c.SessionID
+	}
+
+	// The client ended its session with DELETE; the server serves on.
+	if assert.NotEmpty(t, sessionID, "the client reported no session ID") {
+		srv().assertServing(t, sessionID)
+	}
+}
+
+// runChecks runs a client script that prints one check per line
+// (ts/checks.mjs) with node against url, one subtest per check, and
+// returns the details of those that passed, by name. It fails unless
+// every one of want was reported and the script exited 0 within timeout.
+func runChecks(t *testing.T, node, script, url string, env []string, timeout time.Duration, want []string) map[string]jsontext.Value {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, node, filepath.Join(root, "tests", "interop", "ts", "client.mjs"), url)
+	cmd := exec.CommandContext(ctx, node, script, url)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
@@ -95,21 +126,16 @@ func runTSClientWith(t *testing.T, srv func() *httpServer, url string, env []str
 		}
 	}()
 
-	var checks []tsCheck
+	details := map[string]jsontext.Value{}
+	reported := map[string]bool{}
 	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var c tsCheck
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil || c.Check == "" || c.OK == nil {
 			assert.Fail(t, "not a check line", "%q", sc.Text())
 			continue
 		}
-		checks = append(checks, c)
-	}
-	require.NoError(t, sc.Err())
-
-	reported := map[string]bool{}
-	var sessionID string
-	for _, c := range checks {
 		reported[c.Check] = true
 		t.Run(c.Check, func(t *testing.T) {
 			if !*c.OK {
@@ -120,15 +146,12 @@ func runTSClientWith(t *testing.T, srv func() *httpServer, url string, env []str
 				t.Logf("%s", c.Detail)
 			}
 		})
-		if c.Check == "connect" && *c.OK {
-			var d struct {
-				SessionID string `json:"sessionId"`
-			}
-			assert.NoError(t, json.Unmarshal(c.Detail, &d), "connect detail")
-			sessionID = d.SessionID
+		if *c.OK {
+			details[c.Check] = c.Detail
 		}
 	}
-	for _, name := range append(tsChecks, more...) {
+	require.NoError(t, sc.Err())
+	for _, name := range want {
 		assert.True(t, reported[name], "the client reported no check %q", name)
 	}
 	var exitErr *exec.ExitError
@@ -139,9 +162,5 @@ func runTSClientWith(t *testing.T, srv func() *httpServer, url string, env []str
 	default:
 		require.NoError(t, runErr, "running the client")
 	}
-
-	// The client ended its session with DELETE; the server serves on.
-	if assert.NotEmpty(t, sessionID, "the client reported no session ID") {
-		srv().assertServing(t, sessionID)
-	}
+	return details
 }

@@ -26,6 +26,8 @@ const {
 	ResourceUpdatedNotificationSchema,
 } = await import(new URL("types.js", sdkDir).href);
 
+const { assert, assertEqual, boundRun, check, dumpTranscript, finish, Inbox, record, report, transcript } = await import(new URL("checks.mjs", import.meta.url).href);
+
 const url = process.argv[2];
 if (!url) {
 	console.error("usage: client.mjs URL");
@@ -41,78 +43,7 @@ const FAILOVER = process.env.MCP_INTEROP_FAILOVER;
 const FAILOVER_TIMEOUT = 60_000; // a request right after the loss of its session's node, in ms
 const RUN_TIMEOUT = FAILOVER ? 180_000 : 90_000; // the whole run, in ms
 
-// The whole run is bounded: a hang prints what it has and fails.
-setTimeout(() => {
-	report("run", false, `the run took longer than ${RUN_TIMEOUT} ms`);
-	dumpTranscript();
-	process.exit(2);
-}, RUN_TIMEOUT).unref();
-
-let failed = false;
-function report(check, ok, detail) {
-	if (!ok) failed = true;
-	process.stdout.write(JSON.stringify({ check, ok, detail: detail ?? null }) + "\n");
-}
-
-// check runs fn as one check: it passes when fn returns (its value is the
-// detail) and fails with the message of what fn throws.
-async function check(name, fn) {
-	try {
-		report(name, true, (await fn()) ?? null);
-	} catch (err) {
-		report(name, false, err instanceof Error ? err.message : String(err));
-	}
-}
-
-function assert(cond, message) {
-	if (!cond) throw new Error(message);
-}
-
-function assertEqual(got, want, what) {
-	const g = JSON.stringify(got);
-	const w = JSON.stringify(want);
-	if (g !== w) throw new Error(`${what}: got ${g}, want ${w}`);
-}
-
-// Inbox queues what a handler saw; next waits for the next item, bounded.
-class Inbox {
-	#items = [];
-	#waiters = [];
-	push(item) {
-		const w = this.#waiters.shift();
-		if (w) w(item);
-		else this.#items.push(item);
-	}
-	get length() {
-		return this.#items.length;
-	}
-	next(what, ms = WAIT_TIMEOUT) {
-		if (this.#items.length > 0) return Promise.resolve(this.#items.shift());
-		return new Promise((resolve, reject) => {
-			const timer = setTimeout(() => {
-				this.#waiters = this.#waiters.filter((w) => w !== waiter);
-				reject(new Error(`timed out after ${ms} ms waiting for ${what}`));
-			}, ms);
-			const waiter = (item) => {
-				clearTimeout(timer);
-				resolve(item);
-			};
-			this.#waiters.push(waiter);
-		});
-	}
-}
-
-// The JSON-RPC transcript, in the order the transport sent and delivered
-// messages.
-const transcript = [];
-function dumpTranscript() {
-	for (const m of transcript) {
-		console.error(`${m.at} ${m.dir} ${JSON.stringify(m.msg)}`);
-	}
-}
-function record(dir, msg) {
-	transcript.push({ at: new Date().toISOString(), dir, msg });
-}
+boundRun(RUN_TIMEOUT);
 
 const roots = [
 	{ uri: "file:///work/zeta", name: "zeta" },
@@ -433,5 +364,4 @@ if (connected) {
 	});
 }
 
-if (failed || process.env.MCP_INTEROP_TRANSCRIPT) dumpTranscript();
-process.exit(failed ? 1 : 0);
+finish();
