@@ -331,6 +331,21 @@ func TestModernRequestStateRefused(t *testing.T) {
 	assert.EqualValues(t, messages.CodeInvalidParams, again.code(), "an answered round: %s", again.raw)
 }
 
+// TestModernRetryArgumentsReencoded: a retry whose arguments are the
+// first request's encoded otherwise (spacing, key order) is the same
+// request: its state is matched in canonical form (RFC 8785).
+func TestModernRetryArgumentsReencoded(t *testing.T) {
+	url := wireServer(t, true)
+	first := send(t, url, 1, elicitCall("m", "alice"))
+	state := first.str("requestState")
+	require.NotEmpty(t, state, first.raw)
+	again := elicitCall("m", "alice")
+	again.params = strings.Replace(again.params, `{"message":"m"}`, `{ "message" : "m" }`, 1)
+	require.NotEqual(t, elicitCall("m", "alice").params, again.params)
+	done := send(t, url, 2, retryOf(again, state, elicitAnswer))
+	assert.Equal(t, "complete", done.str("resultType"), done.raw)
+}
+
 func TestModernStateKeyRotation(t *testing.T) {
 	k1, k2, k3 := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32), bytes.Repeat([]byte{3}, 32)
 	first := send(t, wireServer(t, false, k1), 1, elicitCall("m", ""))

@@ -33,19 +33,56 @@ type contRef struct {
 	pid  *actor.PID
 	root *actor.RootContext
 
-	mu      sync.Mutex
-	stopped bool // no message is posted once set (the actor has ended)
+	mu       sync.Mutex
+	stopped  bool // no message is posted once set (the actor is ending)
+	posting  int  // posts between their check of stopped and their Send's return
+	poisoned bool // the actor was told to stop
 }
 
 // post sends m to the actor and reports whether it was sent: not once
-// the continuation has ended.
+// the continuation is ending. The actor's mailbox may run on the posting
+// goroutine (contDispatcher), and its Receive may end the continuation
+// within this Send: the lock is not held across it. Instead the actor is
+// stopped by whichever comes last of end and the posts under way when it
+// was called, so that every message sent is handled before it stops.
 func (r *contRef) post(m any) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.stopped {
+		r.mu.Unlock()
 		return false
 	}
+	r.posting++
+	r.mu.Unlock()
 	r.root.Send(r.pid, m)
+	r.mu.Lock()
+	r.posting--
+	poison := r.stopReady()
+	r.mu.Unlock()
+	if poison {
+		r.root.Poison(r.pid)
+	}
+	return true
+}
+
+// stop marks the continuation as ending: no message is posted from now
+// on, and the actor stops once the posts under way have sent theirs.
+func (r *contRef) stop() {
+	r.mu.Lock()
+	r.stopped = true
+	poison := r.stopReady()
+	r.mu.Unlock()
+	if poison {
+		r.root.Poison(r.pid)
+	}
+}
+
+// stopReady reports, once, that the actor may be told to stop (r.mu
+// held).
+func (r *contRef) stopReady() bool {
+	if !r.stopped || r.posting > 0 || r.poisoned {
+		return false
+	}
+	r.poisoned = true
 	return true
 }
 
@@ -107,7 +144,6 @@ type contActor struct {
 	ended   bool
 	gather  *time.Timer
 	expiry  *time.Timer
-	self    func(any)
 }
 
 // spawn starts the continuation of c (c.mu held).
@@ -119,40 +155,48 @@ func (m *Modern) spawn(c *modernCall) *contRef {
 	}
 	entries = append(entries, c.used...)
 	a := &contActor{m: m, ref: ref, c: c, live: c.cur.Load(), journal: entries}
-	props := actor.PropsFromProducer(func() actor.Actor { return a })
+	props := actor.PropsFromProducer(func() actor.Actor { return a }, actor.WithDispatcher(contDispatcher))
 	ref.pid = m.root.SpawnPrefix(props, "mcp-continuation/")
 	m.conts.Store(ref.id, ref)
 	return ref
 }
 
+// contDispatcher runs a continuation's mailbox on the goroutine that
+// posts to it when it is idle, as a session's: the handler's goroutine for
+// its input calls and its result, the HTTP request's for a retry, so that
+// neither costs a hand-over to another goroutine. Its Receive never
+// blocks; a timer's message is posted from a goroutine of Config.Go
+// (gatherSoon), whose stack has grown before: sealing a round and
+// encoding its input_required on a new goroutine's small stack grows it,
+// deep in the call, at a tenth of an MRTR round trip's CPU
+// (runtime.newstack under messages.EncodeResult).
+var contDispatcher = actor.NewSynchronizedDispatcher(300)
+
 // Receive implements actor.Actor.
 func (a *contActor) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
-	case *actor.Started:
-		self, root := ctx.Self(), a.m.root
-		a.self = func(m any) { root.Send(self, m) }
 	case *inputCall:
 		a.inputCall(msg)
 	case *contGather:
 		if a.live != nil && !a.ended && len(a.pending) > 0 {
-			a.cut(ctx)
+			a.cut()
 		}
 	case *contRetry:
-		a.retry(ctx, msg)
+		a.retry(msg)
 	case *contFrame:
 		if a.live != nil {
 			a.m.deliver(a.live.stream, msg.data, false)
 		}
 	case *handlerDone:
-		a.handlerDone(ctx, msg)
+		a.handlerDone(msg)
 	case *contStreamGone:
 		if a.live != nil && a.live.stream == msg.stream && !a.ended {
 			// The client closed the stream before the answer: cancelled.
 			a.live = nil
-			a.end(ctx)
+			a.end()
 		}
 	case *contExpire:
-		a.end(ctx)
+		a.end()
 	}
 }
 
@@ -194,7 +238,9 @@ func (a *contActor) keyTaken(key string) bool {
 // gatherSoon cuts the round Gather after the last input call.
 func (a *contActor) gatherSoon() {
 	if a.gather == nil {
-		a.gather = time.AfterFunc(a.m.opts.Gather, func() { a.self(&contGather{}) })
+		a.gather = time.AfterFunc(a.m.opts.Gather, func() {
+			a.m.goOff(func() { a.ref.post(&contGather{}) })
+		})
 		return
 	}
 	a.gather.Reset(a.m.opts.Gather)
@@ -205,7 +251,7 @@ func (a *contActor) gatherSoon() {
 // continuation then waits for the retry. Past the parking bound it is not
 // kept: the state carries no continuation, the handler is cancelled, and
 // the retry runs it again from the journal.
-func (a *contActor) cut(ctx actor.Context) {
+func (a *contActor) cut() {
 	a.round++
 	a.expires = time.Now().Add(a.m.opts.ParkTTL)
 	if !a.kept && a.m.parked.Add(1) <= int64(a.m.opts.MaxParked) {
@@ -216,7 +262,7 @@ func (a *contActor) cut(ctx actor.Context) {
 	c := a.c
 	st := &requestState{
 		Round: a.round, Principal: c.req.Principal, Method: c.req.Msg.Method,
-		Digest:  c.digest(),
+		Digest: c.digest().canonical, RawDigest: c.digest().raw,
 		Expires: a.expires.UnixMilli(),
 		Journal: a.journal, Seed: c.seedIfAny(),
 	}
@@ -261,11 +307,11 @@ func (a *contActor) cut(ctx actor.Context) {
 	}
 	a.live = nil
 	if !a.kept {
-		a.end(ctx)
+		a.end()
 		return
 	}
 	if a.expiry == nil {
-		a.expiry = time.AfterFunc(a.m.opts.ParkTTL, func() { a.self(&contExpire{}) })
+		a.expiry = time.AfterFunc(a.m.opts.ParkTTL, func() { a.ref.post(&contExpire{}) })
 	} else {
 		a.expiry.Reset(a.m.opts.ParkTTL)
 	}
@@ -273,7 +319,7 @@ func (a *contActor) cut(ctx actor.Context) {
 
 // retry resumes the continuation with the answers of the round it
 // retries, on the retry's stream.
-func (a *contActor) retry(ctx actor.Context, r *contRetry) {
+func (a *contActor) retry(r *contRetry) {
 	switch {
 	case a.ended:
 		r.again()
@@ -305,7 +351,7 @@ func (a *contActor) retry(ctx actor.Context, r *contRetry) {
 	a.pending = still
 	a.take(r.turn)
 	if a.result != nil {
-		a.handlerDone(ctx, a.result)
+		a.handlerDone(a.result)
 		return
 	}
 	if len(a.pending) > 0 {
@@ -322,7 +368,7 @@ func (a *contActor) take(t *turn) {
 
 // handlerDone sends the handler's answer on the live stream, or keeps it
 // for the retry while there is none.
-func (a *contActor) handlerDone(ctx actor.Context, d *handlerDone) {
+func (a *contActor) handlerDone(d *handlerDone) {
 	if a.ended {
 		return
 	}
@@ -337,13 +383,13 @@ func (a *contActor) handlerDone(ctx actor.Context, d *handlerDone) {
 	}
 	a.m.deliver(a.live.stream, a.m.answer(a.c, a.live, d.res, d.err), true)
 	a.live = nil
-	a.end(ctx)
+	a.end()
 }
 
 // end ends the continuation: the handler is cancelled (its pending calls
 // fail), nothing is posted to it any more, and it stops once the messages
 // already sent are handled (a retry among them runs the handler again).
-func (a *contActor) end(ctx actor.Context) {
+func (a *contActor) end() {
 	if a.ended {
 		return
 	}
@@ -367,10 +413,7 @@ func (a *contActor) end(ctx actor.Context) {
 	if a.kept {
 		a.m.parked.Add(-1)
 	}
-	a.ref.mu.Lock()
-	a.ref.stopped = true
-	a.ref.mu.Unlock()
-	ctx.Poison(ctx.Self())
+	a.ref.stop()
 }
 
 // spill reports whether st's journal is too large to ride in it and can

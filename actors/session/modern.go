@@ -263,6 +263,16 @@ func newSeed() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
+// goOff runs f on a goroutine of Config.Go (the root package reuses
+// them), or a new one.
+func (m *Modern) goOff(f func()) {
+	if g := m.cfg.Go; g != nil {
+		g(f)
+		return
+	}
+	go f()
+}
+
 // deliver sends one frame to a stream.
 func (m *Modern) deliver(stream messages.StreamID, data []byte, end bool) {
 	m.cfg.Streams.DeliverStream(messages.StreamEvent{Stream: stream, Session: messages.ModernStreams, Signal: messages.SignalFrame, Frame: messages.Frame{Data: data, End: end}})

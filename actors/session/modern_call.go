@@ -40,7 +40,7 @@ type modernCall struct {
 	// the handler names (InputKey).
 	named map[string]jsontext.Value
 	// reqDigest is digest's, made once.
-	reqDigest  []byte
+	reqDigest  reqDigests
 	digestOnce sync.Once
 	// seed makes the IDs of the run's URL elicitations (the nth is the
 	// same on every run of the request's handler), made at the first
@@ -260,10 +260,15 @@ func validAnswer(method string, raw jsontext.Value) bool {
 	return true
 }
 
-// digest returns the digest of the request that started the run (its
+// digest returns the digests of the request that started the run (its
 // requestState's binding), computed once.
-func (c *modernCall) digest() []byte {
-	c.digestOnce.Do(func() { c.reqDigest = requestDigest(c.req.Msg.Method, c.req.Meta) })
+func (c *modernCall) digest() reqDigests {
+	c.digestOnce.Do(func() {
+		c.reqDigest = reqDigests{
+			canonical: requestDigest(c.req.Msg.Method, c.req.Meta),
+			raw:       rawRequestDigest(c.req.Msg.Method, c.req.Meta),
+		}
+	})
 	return c.reqDigest
 }
 

@@ -129,7 +129,7 @@ func (m *Modern) answer(c *modernCall, t *turn, res any, err error) []byte {
 	}
 	st := &requestState{
 		Round: 1, Principal: c.req.Principal, Method: c.req.Msg.Method,
-		Digest:  c.digest(),
+		Digest: c.digest().canonical, RawDigest: c.digest().raw,
 		Expires: time.Now().Add(m.opts.ParkTTL).UnixMilli(), Seed: c.seedIfAny(),
 	}
 	reqs := make(map[string]messages.InputRequest, len(data.Elicitations))

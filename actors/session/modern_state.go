@@ -27,6 +27,11 @@ type requestState struct {
 	Principal string `json:"p,omitempty"`
 	Method    string `json:"m"`
 	Digest    []byte `json:"d"`
+	// RawDigest digests the arguments as the client sent them: a retry
+	// that sends them again byte for byte (as clients do) is matched
+	// without putting them in canonical form. A state without it (an
+	// older release's) is matched by Digest alone.
+	RawDigest []byte `json:"dr,omitempty"`
 	// Expires is when the state lapses (Unix milliseconds).
 	Expires int64 `json:"e"`
 	// Outstanding are the input requests of this round, by key.
@@ -75,25 +80,59 @@ func callDigest(method string, params []byte) []byte {
 	return h.Sum(nil)[:digestLen]
 }
 
+// reqDigests are the digests that bind a requestState to its request.
+type reqDigests struct{ canonical, raw []byte }
+
 // requestDigest digests what identifies a request for its requestState:
 // the method, and its name or URI and arguments, whatever the order of
 // the arguments' keys.
 func requestDigest(method string, m *messages.RequestMeta) []byte {
-	h := sha256.New()
-	for _, s := range []string{method, m.Name, m.URI} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
-	}
-	if args := bytes.TrimSpace(m.Arguments); len(args) > 0 && string(args) != "null" {
+	args := requestArgs(m)
+	if len(args) > 0 {
 		// RFC 8785 canonical form: the same arguments digest alike
 		// whatever their keys' order or spacing.
 		canon := jsontext.Value(bytes.Clone(args))
 		if canon.Canonicalize() == nil {
 			args = canon
 		}
-		h.Write(args)
 	}
+	return digestOf(method, m, args)
+}
+
+// rawRequestDigest digests the request as requestDigest does, but its
+// arguments as sent.
+func rawRequestDigest(method string, m *messages.RequestMeta) []byte {
+	return digestOf(method, m, requestArgs(m))
+}
+
+// requestArgs returns the request's arguments, nil when it has none.
+func requestArgs(m *messages.RequestMeta) []byte {
+	if args := bytes.TrimSpace(m.Arguments); len(args) > 0 && string(args) != "null" {
+		return args
+	}
+	return nil
+}
+
+func digestOf(method string, m *messages.RequestMeta, args []byte) []byte {
+	h := sha256.New()
+	for _, s := range []string{method, m.Name, m.URI} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	h.Write(args)
 	return h.Sum(nil)[:digestLen]
+}
+
+// matches reports whether the request (method, meta) is the one st was
+// sealed for: its arguments byte for byte, or else in canonical form.
+func (st *requestState) matches(method string, meta *messages.RequestMeta) bool {
+	if st.Method != method {
+		return false
+	}
+	if len(st.RawDigest) > 0 && bytes.Equal(st.RawDigest, rawRequestDigest(method, meta)) {
+		return true
+	}
+	return bytes.Equal(st.Digest, requestDigest(method, meta))
 }
 
 // errBadState is what a client is told of a requestState that cannot be
@@ -111,8 +150,7 @@ func (m *Modern) openState(sealedState, principal, method string, meta *messages
 	if json.Unmarshal(plain, &st) != nil || st.V != stateVersion {
 		return nil, errBadState
 	}
-	if now.UnixMilli() >= st.Expires || st.Principal != principal || st.Method != method ||
-		!bytes.Equal(st.Digest, requestDigest(method, meta)) {
+	if now.UnixMilli() >= st.Expires || st.Principal != principal || !st.matches(method, meta) {
 		return nil, errBadState
 	}
 	return &st, nil
