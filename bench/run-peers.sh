@@ -14,6 +14,9 @@
 #
 # Environment knobs (defaults in brackets):
 #   ROUNDS [3]  DURATION [10s]  SESSIONS [50]  CONNECT_WORKERS [10]
+#   RATE [unset]: measured calls per second of every call scenario, all
+#             sessions together (load -rate); unset, calls go back to back.
+#             A rate both servers sustain compares CPU per call at one load.
 #   IDLE_SIZES ["2000 10000"]  IDLE_SETTLE [2s]  SMOKE [1]  SLOW_SECONDS [0.5]
 #   SERVERS ["gosdk mcpgo ours"]; "floor" is peers/floor, a bare net/http
 #             handler answering with canned bytes (no MCP library), the least
@@ -330,7 +333,7 @@ run_load() {
 		return
 	}
 	echo "=== round=$round server=$name scenario=$scen pids=$(csv "${SPIDS[@]}"): load $*" >>"$LOG"
-	start_client "$OUT/last.out" -urls "$(csv "${URLS[@]}")" -server-pid "$(csv "${SPIDS[@]}")" -label "$name" "$@"
+	start_client "$OUT/last.out" -urls "$(csv "${URLS[@]}")" -server-pid "$(csv "${SPIDS[@]}")" -label "$name" ${RATE:+-rate "$RATE"} "$@"
 	wait_client
 	cat "$OUT/last.out" >>"$LOG"
 	local res line

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 )
 
 // runCalls is -mode calls: open -sessions sessions, make -warmup unmeasured
@@ -28,6 +29,10 @@ func (l *loader) runCalls(ctx context.Context) {
 
 	// Measured phase: every session starts when the CPU clocks are read.
 	per := make([]workerStats, n)
+	var pace *rate.Limiter // -rate: one pace for all sessions
+	if l.cfg.rate > 0 {
+		pace = rate.NewLimiter(rate.Limit(l.cfg.rate), 1)
+	}
 	start := make(chan struct{})
 	var deadline time.Time // written before start is closed
 	var wg sync.WaitGroup
@@ -37,7 +42,7 @@ func (l *loader) runCalls(ctx context.Context) {
 		}
 		wg.Go(func() {
 			<-start
-			l.callLoop(ctx, cs, si, deadline, &per[si])
+			l.callLoop(ctx, cs, si, deadline, pace, &per[si])
 		})
 	}
 	clock := startCPU(l.cfg.pids)
@@ -89,11 +94,16 @@ func (l *loader) warmUp(ctx context.Context, css []*mcp.ClientSession) int64 {
 	return errs.Load()
 }
 
-// callLoop is one session's measured phase: back-to-back calls until the
-// deadline, -calls, or ctx ends.
-func (l *loader) callLoop(ctx context.Context, cs *mcp.ClientSession, si int, deadline time.Time, st *workerStats) {
+// callLoop is one session's measured phase: back-to-back calls (or as
+// pace allows) until the deadline, -calls, or ctx ends.
+func (l *loader) callLoop(ctx context.Context, cs *mcp.ClientSession, si int, deadline time.Time, pace *rate.Limiter, st *workerStats) {
 	st.lat = make([]time.Duration, 0, 1024)
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	for i := 0; (l.cfg.calls == 0 || i < l.cfg.calls) && ctx.Err() == nil; i++ {
+		if pace != nil && pace.Wait(dctx) != nil {
+			break // the deadline comes before this call's turn
+		}
 		if time.Now().After(deadline) {
 			break
 		}

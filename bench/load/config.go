@@ -40,6 +40,7 @@ type config struct {
 	callTimeout time.Duration
 	noSSE       bool
 	label       string
+	rate        float64
 }
 
 // toolName is the name of the tool -tool calls.
@@ -68,6 +69,7 @@ func parseConfig(args []string) (*config, error) {
 	fs.DurationVar(&c.callTimeout, "call-timeout", 30*time.Second, "per call / per connect timeout")
 	fs.BoolVar(&c.noSSE, "no-standalone-sse", false, "do not open the standalone GET SSE stream")
 	fs.StringVar(&c.label, "label", "", "free text copied into the RESULT line (e.g. server name)")
+	fs.Float64Var(&c.rate, "rate", 0, "calls mode: measured calls per second, all sessions together (0 = back to back); the same rate for two servers compares their CPU per call at the same load")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -111,6 +113,9 @@ func parseConfig(args []string) (*config, error) {
 	case "connect", "idle":
 	default:
 		return nil, fmt.Errorf("unknown -mode %s", c.mode)
+	}
+	if c.rate < 0 {
+		return nil, fmt.Errorf("bad -rate %v", c.rate)
 	}
 	return &c, nil
 }
