@@ -281,6 +281,36 @@ func TestModernBatchRefused(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 }
 
+// TestModernGetDeleteNotAllowed: the modern revision has POST alone; a GET
+// or DELETE that names it gets 405 with Allow: POST (streamable-http.mdx,
+// "Earlier Streamable HTTP Revisions"), one of an earlier revision what it
+// always got.
+func TestModernGetDeleteNotAllowed(t *testing.T) {
+	url := wireServer(t, false)
+	for _, tc := range []struct {
+		method, version string
+		status          int
+	}{
+		{http.MethodGet, messages.Version20260728, http.StatusMethodNotAllowed},
+		{http.MethodDelete, messages.Version20260728, http.StatusMethodNotAllowed},
+		{http.MethodGet, messages.Version20251125, http.StatusBadRequest}, // no Mcp-Session-Id
+		{http.MethodDelete, messages.Version20251125, http.StatusBadRequest},
+	} {
+		req, _ := http.NewRequestWithContext(t.Context(), tc.method, url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", tc.version)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, tc.status, resp.StatusCode, "%s %s: %s", tc.method, tc.version, body)
+		if tc.status == http.StatusMethodNotAllowed {
+			assert.Equal(t, http.MethodPost, resp.Header.Get("Allow"))
+			assert.Contains(t, string(body), `"code":-32600`)
+		}
+	}
+}
+
 // elicitCall is test_elicitation's call from a client that can elicit.
 func elicitCall(message, token string) wireCall {
 	return wireCall{method: "tools/call", name: "test_elicitation", token: token, caps: `{"elicitation":{}}`,

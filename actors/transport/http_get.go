@@ -20,6 +20,9 @@ import (
 //
 //	session ──StreamEvent──▶ Queue ──Wake──▶ get ──write, Flush──▶ ResponseWriter
 func (h *HTTPHandler) get(x *exchange) {
+	if h.modernNotAllowed(x, "has no GET stream (notifications come on subscriptions/listen)") {
+		return
+	}
 	if _, sse := acceptance(x.r); !sse {
 		h.fail(x, http.StatusNotAcceptable, "not acceptable: the Accept header must list text/event-stream")
 		return

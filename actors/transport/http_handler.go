@@ -178,6 +178,20 @@ func unwrapReason(err error) string {
 	return strings.TrimPrefix(err.Error(), router.ErrUnavailable.Error()+": ")
 }
 
+// modernNotAllowed answers 405 for a GET or DELETE whose
+// MCP-Protocol-Version is of the modern era (2026-07-28 and later), whose
+// only method is POST (streamable-http.mdx, "Earlier Streamable HTTP
+// Revisions"); why says what the revision lacks.
+func (h *HTTPHandler) modernNotAllowed(x *exchange, why string) bool {
+	v := x.r.Header.Get(HeaderProtocolVersion)
+	if !messages.LooksModern(v) {
+		return false
+	}
+	x.w.Header().Set("Allow", http.MethodPost)
+	h.fail(x, http.StatusMethodNotAllowed, "method not allowed: protocol "+quote(v)+" "+why+"; use POST")
+	return true
+}
+
 // version answers 400 for an MCP-Protocol-Version we do not speak. A
 // missing header means 2025-03-26.
 func (h *HTTPHandler) version(x *exchange) (string, bool) {
@@ -195,6 +209,9 @@ func (h *HTTPHandler) version(x *exchange) (string, bool) {
 // remove ends a session (DELETE). Once the session has been told, it is
 // refused to everyone (404), and the client gets 204.
 func (h *HTTPHandler) remove(x *exchange) {
+	if h.modernNotAllowed(x, "has no sessions to end") {
+		return
+	}
 	if _, ok := h.version(x); !ok {
 		return
 	}
