@@ -283,8 +283,8 @@ func TestModernBatchRefused(t *testing.T) {
 
 // TestModernGetDeleteNotAllowed: the modern revision has POST alone; a GET
 // or DELETE that names it gets 405 with Allow: POST (streamable-http.mdx,
-// "Earlier Streamable HTTP Revisions"), one of an earlier revision what it
-// always got.
+// "Earlier Streamable HTTP Revisions"), one of an earlier revision — or
+// naming a session — what it always got.
 func TestModernGetDeleteNotAllowed(t *testing.T) {
 	url := wireServer(t, false)
 	for _, tc := range []struct {
@@ -295,10 +295,15 @@ func TestModernGetDeleteNotAllowed(t *testing.T) {
 		{http.MethodDelete, messages.Version20260728, http.StatusMethodNotAllowed},
 		{http.MethodGet, messages.Version20251125, http.StatusBadRequest}, // no Mcp-Session-Id
 		{http.MethodDelete, messages.Version20251125, http.StatusBadRequest},
+		{http.MethodGet, messages.Version20260728 + " with a session", http.StatusBadRequest}, // a session's: not its version
 	} {
 		req, _ := http.NewRequestWithContext(t.Context(), tc.method, url, nil)
 		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", tc.version)
+		version, session, _ := strings.Cut(tc.version, " with a ")
+		req.Header.Set("MCP-Protocol-Version", version)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", "bm90LWEtc2Vzc2lvbi1pZA")
+		}
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)

@@ -178,13 +178,14 @@ func unwrapReason(err error) string {
 	return strings.TrimPrefix(err.Error(), router.ErrUnavailable.Error()+": ")
 }
 
-// modernNotAllowed answers 405 for a GET or DELETE whose
-// MCP-Protocol-Version is of the modern era (2026-07-28 and later), whose
-// only method is POST (streamable-http.mdx, "Earlier Streamable HTTP
-// Revisions"); why says what the revision lacks.
+// modernNotAllowed answers 405 for a GET or DELETE without
+// Mcp-Session-Id whose MCP-Protocol-Version is of the modern era
+// (2026-07-28 and later), whose only method is POST (streamable-http.mdx,
+// "Earlier Streamable HTTP Revisions"); why says what the revision lacks.
+// One that names a session is the legacy era's, refused as such.
 func (h *HTTPHandler) modernNotAllowed(x *exchange, why string) bool {
 	v := x.r.Header.Get(HeaderProtocolVersion)
-	if !messages.LooksModern(v) {
+	if !messages.LooksModern(v) || x.r.Header.Get(HeaderSessionID) != "" {
 		return false
 	}
 	x.w.Header().Set("Allow", http.MethodPost)
