@@ -301,35 +301,9 @@ func TestModernJournalSpill(t *testing.T) {
 		}
 	}, nil, &mcpactors.Options{MaxParked: -1, JournalSpillBytes: 1024})
 	big := strings.Repeat("x", 4000) // each answer alone is over the spill bound
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	state, answers := "", ""
 	for round := range 4 {
-		params := `{"name":"three_questions",` + meta
-		if state != "" {
-			params += `,"requestState":"` + state + `","inputResponses":` + answers
-		}
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}}`, round, params)
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, c.urls[round%3], strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", "three_questions")
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		var out struct {
-			Result struct {
-				ResultType    string                    `json:"resultType"`
-				RequestState  string                    `json:"requestState"`
-				InputRequests map[string]jsontext.Value `json:"inputRequests"`
-				Content       []struct {
-					Text string `json:"text"`
-				} `json:"content"`
-			} `json:"result"`
-		}
-		require.NoError(t, json.UnmarshalRead(resp.Body, &out))
-		resp.Body.Close()
+		out := postModernTool(t, c.urls[round%3], round, "three_questions", state, answers)
 		if round == 3 {
 			require.Equal(t, "complete", out.Result.ResultType)
 			assert.Equal(t, "4000,4000,4000", out.Result.Content[0].Text, "every answer reached the handler")
@@ -344,4 +318,77 @@ func TestModernJournalSpill(t *testing.T) {
 		}
 	}
 	assert.EqualValues(t, 4, runs.Load(), "run again from the journal after each round")
+}
+
+// modernToolAnswer is the answer to a 2026-07-28 tools/call, as far as
+// the tests read it.
+type modernToolAnswer struct {
+	Result struct {
+		ResultType    string                    `json:"resultType"`
+		RequestState  string                    `json:"requestState"`
+		InputRequests map[string]jsontext.Value `json:"inputRequests"`
+		Content       []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"result"`
+	Error *messages.Error `json:"error"`
+}
+
+// postModernTool sends a 2026-07-28 tools/call of tool to url, as a retry
+// when state is set (answers being its inputResponses), and returns the
+// answer.
+func postModernTool(t *testing.T, url string, id int, tool, state, answers string) modernToolAnswer {
+	t.Helper()
+	params := `{"name":"` + tool + `","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"sampling":{}}}`
+	if state != "" {
+		params += `,"requestState":"` + state + `","inputResponses":` + answers
+	}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}}`, id, params)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out modernToolAnswer
+	require.NoError(t, json.UnmarshalRead(resp.Body, &out))
+	return out
+}
+
+// TestModernAnsweredRoundRefusedAfterOwnerLost: the last round of a call
+// answered, the continuation's node is lost; the same retry again, on a
+// survivor, is refused (the cluster recorded the answer) rather than
+// running the handler a second time.
+func TestModernAnsweredRoundRefusedAfterOwnerLost(t *testing.T) {
+	var runs atomic.Int64
+	c := startHTTPCluster(t, 3, "modern-answered", chainTool(&runs), nil)
+	first := postModernTool(t, c.urls[0], 1, "chain", "", "")
+	require.Equal(t, "input_required", first.Result.ResultType)
+	elicited := postModernTool(t, c.urls[1], 2, "chain", first.Result.RequestState,
+		`{"elicitation-1":{"action":"accept","content":{"answer":"ada"}}}`)
+	require.Equal(t, "input_required", elicited.Result.ResultType, "the sampling round")
+	var key string
+	for k := range elicited.Result.InputRequests {
+		key = k
+	}
+	last := `{"` + key + `":{"role":"assistant","model":"m","content":{"type":"text","text":"sampled"}}}`
+	done := postModernTool(t, c.urls[2], 3, "chain", elicited.Result.RequestState, last)
+	require.Equal(t, "complete", done.Result.ResultType)
+	require.Equal(t, "ada/sampled", done.Result.Content[0].Text)
+
+	again := postModernTool(t, c.urls[1], 4, "chain", elicited.Result.RequestState, last)
+	require.NotNil(t, again.Error, "the node that answered refuses a replay")
+	assert.EqualValues(t, messages.CodeInvalidParams, again.Error.Code)
+
+	c.crash(0) // the continuation's node
+	replay := postModernTool(t, c.urls[2], 5, "chain", elicited.Result.RequestState, last)
+	require.NotNil(t, replay.Error, "a survivor refuses it too: %+v", replay.Result)
+	assert.EqualValues(t, messages.CodeInvalidParams, replay.Error.Code)
+	assert.Contains(t, replay.Error.Message, "answered already")
+	assert.EqualValues(t, 1, runs.Load(), "the handler ran once")
 }

@@ -8,15 +8,19 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/mcp-actors/mcp-actors/actors/session"
 )
 
 // Journals keeps the journals of modern requests too large to ride in
-// their requestState (session.ModernOptions.Spill): a key-value bucket of
-// its own whose entries live as long as a requestState does. The bucket
-// is made at the first spill, not at start-up: most clusters never spill,
-// and a node that cannot make it (another node is making it: JetStream
-// drops the answers of concurrent changes, cluster/buckets.go) leaves the
-// journal in the requestState and tries again at the next spill.
+// their requestState, and the records of continuations that answered
+// (session.ModernOptions.Spill): a key-value bucket of its own whose
+// entries live as long as a requestState does. The bucket is made at its
+// first use, not at start-up: a cluster that serves no input rounds never
+// needs it, and a node that cannot make it (another node is making it:
+// JetStream drops the answers of concurrent changes, cluster/buckets.go)
+// leaves the journal in the requestState, or the answer recorded on its
+// node alone, and tries again at the next use.
 type Journals struct {
 	node *Node
 	ttl  time.Duration
@@ -32,24 +36,21 @@ const journalTimeout = 2 * time.Second
 // live ttl.
 func (n *Node) Journals(ttl time.Duration) *Journals { return &Journals{node: n, ttl: ttl} }
 
-// bucket opens (or makes) the bucket.
+// bucket opens (or makes) the bucket. Its reads go to its stream's
+// leader (leaderBucket), never to a replica that may lag behind it: an
+// answered record written just before the leader was lost is read on a
+// survivor as written. Two nodes making it at once may both wait out ctx
+// (cluster/buckets.go); each tries again at its next use.
 func (j *Journals) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.kv != nil {
 		return j.kv, nil
 	}
-	name := j.node.subj.bucket("journals")
-	kv, err := j.node.js.KeyValue(ctx, name)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = j.node.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket: name, Description: "mcp-actors journals of 2026-07-28 requests too large for their requestState",
-			History: 1, TTL: j.ttl, Storage: jetstream.FileStorage, Replicas: j.node.opts.Replicas,
-		})
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			kv, err = j.node.js.KeyValue(ctx, name)
-		}
-	}
+	kv, err := j.node.leaderBucket(ctx, true, jetstream.KeyValueConfig{
+		Bucket: j.node.subj.bucket("journals"), Description: "mcp-actors journals and answered rounds of 2026-07-28 requests",
+		History: 1, TTL: j.ttl, Storage: jetstream.FileStorage, Replicas: j.node.opts.Replicas,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: the journal bucket: %w", err)
 	}
@@ -69,7 +70,8 @@ func (j *Journals) Put(ctx context.Context, key string, value []byte) error {
 	return err
 }
 
-// Get reads the journal under key.
+// Get reads the journal under key; session.ErrNotStored when there is
+// none.
 func (j *Journals) Get(ctx context.Context, key string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, journalTimeout)
 	defer cancel()
@@ -78,6 +80,9 @@ func (j *Journals) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, err
 	}
 	e, err := kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, fmt.Errorf("cluster: the journal bucket: %w", session.ErrNotStored)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -322,7 +322,9 @@ func (a *contActor) cut() {
 func (a *contActor) retry(r *contRetry) {
 	switch {
 	case a.ended:
-		r.again()
+		// Off the mailbox: running the handler again may read the store
+		// (a spilled journal, an answered record) first.
+		a.m.goOff(r.again)
 		return
 	case r.round < a.round:
 		a.m.deliver(r.turn.stream, messages.EncodeError(r.turn.id, errAnswered), true)
@@ -376,12 +378,15 @@ func (a *contActor) handlerDone(d *handlerDone) {
 		a.result = d
 		return
 	}
+	frame := a.m.answer(a.c, a.live, d.res, d.err)
 	if a.kept {
 		// Before the answer leaves: a replay sent once it is in hand is
-		// refused.
+		// refused, here and (recordAnswered) on every node.
 		a.m.answered.add(a.ref.id, a.expires, time.Now())
+		a.m.recordAnswered(a.ref.id, a.live.stream, frame)
+	} else {
+		a.m.deliver(a.live.stream, frame, true)
 	}
-	a.m.deliver(a.live.stream, a.m.answer(a.c, a.live, d.res, d.err), true)
 	a.live = nil
 	a.end()
 }

@@ -44,8 +44,10 @@ type ModernOptions struct {
 	Forward func(ctx context.Context, node string, req *messages.ModernRequest) error
 	// Spill, when set, keeps a round's journal when it is larger than
 	// SpillBytes (default 16 KiB), and requestState names it instead of
-	// carrying it; entries must live ParkTTL. A cluster's is a JetStream
-	// bucket (cluster.Journals).
+	// carrying it; and records each kept continuation that answered, so
+	// that a retry of its last round is refused on any node, also once
+	// its node is lost. Entries must live ParkTTL. A cluster's is a
+	// JetStream bucket (cluster.Journals).
 	Spill interface {
 		Put(ctx context.Context, key string, value []byte) error
 		Get(ctx context.Context, key string) ([]byte, error)
@@ -218,8 +220,13 @@ func (m *Modern) Serve(ctx context.Context, req *messages.ModernRequest) {
 				return
 			}
 			// Without its continuation (expired, not kept, its node
-			// lost), the handler runs again, with every answer so far.
+			// lost), the handler runs again, with every answer so far —
+			// unless the continuation answered already.
 			again := func() {
+				if m.wasAnswered(ctx, st.Cont) {
+					m.deliver(req.Stream, messages.EncodeError(msg.ID, errAnswered), true)
+					return
+				}
 				entries := m.spilledJournal(ctx, st)
 				for _, a := range st.Outstanding {
 					if r, ok := rp.InputResponses[a.Key]; ok && validAnswer(a.Method, r) {

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -41,4 +43,81 @@ func (s *answeredSet) has(id string, now time.Time) bool {
 	defer s.mu.Unlock()
 	t, ok := s.ids[id]
 	return ok && !now.After(t)
+}
+
+// A continuation that answered is recorded in the node's memory
+// (Modern.answered) and, with a store (ModernOptions.Spill: a cluster's
+// JetStream bucket), cluster-wide before the answer leaves: a retry of
+// its last round is refused on any node, also once the continuation's
+// node is lost or restarted, rather than running the handler again.
+
+// answeredKey is the store's key of an answered continuation.
+func answeredKey(cont string) string { return "answered." + cont }
+
+// storeTimeout bounds one write or read of the store.
+const storeTimeout = 2 * time.Second
+
+// recordAnswered records cont as answered in the store, if any, then
+// sends frame, the answer, to stream; off the mailbox, on a goroutine
+// Close waits for. A store that cannot be written delays nothing more:
+// the answer leaves, and only this node refuses a replay.
+func (m *Modern) recordAnswered(cont string, stream messages.StreamID, frame []byte) {
+	if m.opts.Spill == nil {
+		m.deliver(stream, frame, true)
+		return
+	}
+	m.runs.Add(1)
+	m.goOff(func() {
+		defer m.runs.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		if err := m.opts.Spill.Put(ctx, answeredKey(cont), []byte(m.opts.Node)); err != nil {
+			m.log.Warn("an answered continuation could not be recorded for the cluster: only its node refuses a replay of its last round", "err", err)
+		}
+		m.deliver(stream, frame, true)
+	})
+}
+
+// ErrNotStored is what a store (ModernOptions.Spill) answers for a key it
+// does not hold.
+var ErrNotStored = errors.New("session: not in the store")
+
+// storeReadWait bounds how long wasAnswered waits for a store that does
+// not answer: a cluster that lost the continuation's node may be electing
+// the bucket's leader (a few seconds).
+const storeReadWait = 10 * time.Second
+
+// wasAnswered reports whether the continuation cont answered: as this
+// node remembers, or as the store recorded it. A store that cannot be
+// read is asked again until storeReadWait or ctx ends, then counts as no
+// record (the handler runs again rather than the retry failing).
+func (m *Modern) wasAnswered(ctx context.Context, cont string) bool {
+	if cont == "" {
+		return false
+	}
+	if m.answered.has(cont, time.Now()) {
+		return true
+	}
+	if m.opts.Spill == nil {
+		return false
+	}
+	deadline := time.Now().Add(storeReadWait)
+	for {
+		_, err := m.opts.Spill.Get(ctx, answeredKey(cont))
+		switch {
+		case err == nil:
+			return true
+		case errors.Is(err, ErrNotStored):
+			return false
+		case ctx.Err() != nil || time.Now().After(deadline):
+			m.log.Warn("whether a continuation answered could not be read: its handler runs again", "err", err)
+			return false
+		}
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
 }
