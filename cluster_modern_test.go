@@ -360,13 +360,14 @@ func postModernTool(t *testing.T, url string, id int, tool, state, answers strin
 	return out
 }
 
-// TestModernAnsweredRoundRefusedAfterOwnerLost: the last round of a call
-// answered, the continuation's node is lost; the same retry again, on a
-// survivor, is refused (the cluster recorded the answer) rather than
-// running the handler a second time.
+// TestModernAnsweredRoundRefusedAfterOwnerLost: with
+// SingleUseRequestState, the last round of a call answered, the
+// continuation's node is lost; the same retry again, on a survivor, is
+// refused (the cluster recorded the answer) rather than running the
+// handler a second time.
 func TestModernAnsweredRoundRefusedAfterOwnerLost(t *testing.T) {
 	var runs atomic.Int64
-	c := startHTTPCluster(t, 3, "modern-answered", chainTool(&runs), nil)
+	c := startHTTPClusterWith(t, 3, "modern-answered", chainTool(&runs), nil, &mcpactors.Options{SingleUseRequestState: true})
 	first := postModernTool(t, c.urls[0], 1, "chain", "", "")
 	require.Equal(t, "input_required", first.Result.ResultType)
 	elicited := postModernTool(t, c.urls[1], 2, "chain", first.Result.RequestState,

@@ -44,15 +44,16 @@ type ModernOptions struct {
 	Forward func(ctx context.Context, node string, req *messages.ModernRequest) error
 	// Spill, when set, keeps a round's journal when it is larger than
 	// SpillBytes (default 16 KiB), and requestState names it instead of
-	// carrying it; and records each kept continuation that answered, so
-	// that a retry of its last round is refused on any node, also once
-	// its node is lost. Entries must live ParkTTL. A cluster's is a
-	// JetStream bucket (cluster.Journals).
+	// carrying it; with RecordAnswers, it also records each kept
+	// continuation that answered, so that a retry of its last round is
+	// refused on any node, also once its node is lost. Entries must live
+	// ParkTTL. A cluster's is a JetStream bucket (cluster.Journals).
 	Spill interface {
 		Put(ctx context.Context, key string, value []byte) error
 		Get(ctx context.Context, key string) ([]byte, error)
 	}
-	SpillBytes int
+	SpillBytes    int
+	RecordAnswers bool
 	// Listen, when set, serves subscriptions/listen (the root package:
 	// the catalog's change notifications); without it the method is not
 	// found.

@@ -46,10 +46,11 @@ func (s *answeredSet) has(id string, now time.Time) bool {
 }
 
 // A continuation that answered is recorded in the node's memory
-// (Modern.answered) and, with a store (ModernOptions.Spill: a cluster's
-// JetStream bucket), cluster-wide before the answer leaves: a retry of
-// its last round is refused on any node, also once the continuation's
-// node is lost or restarted, rather than running the handler again.
+// (Modern.answered) and, with ModernOptions.RecordAnswers and a store
+// (Spill: a cluster's JetStream bucket), cluster-wide before the answer
+// leaves: a retry of its last round is refused on any node, also once the
+// continuation's node is lost or restarted, rather than running the
+// handler again.
 
 // answeredKey is the store's key of an answered continuation.
 func answeredKey(cont string) string { return "answered." + cont }
@@ -62,7 +63,7 @@ const storeTimeout = 2 * time.Second
 // Close waits for. A store that cannot be written delays nothing more:
 // the answer leaves, and only this node refuses a replay.
 func (m *Modern) recordAnswered(cont string, stream messages.StreamID, frame []byte) {
-	if m.opts.Spill == nil {
+	if m.opts.Spill == nil || !m.opts.RecordAnswers {
 		m.deliver(stream, frame, true)
 		return
 	}
@@ -98,7 +99,7 @@ func (m *Modern) wasAnswered(ctx context.Context, cont string) bool {
 	if m.answered.has(cont, time.Now()) {
 		return true
 	}
-	if m.opts.Spill == nil {
+	if m.opts.Spill == nil || !m.opts.RecordAnswers {
 		return false
 	}
 	deadline := time.Now().Add(storeReadWait)

@@ -41,6 +41,7 @@ type serveCmd struct {
 
 	StateKeyFile    string        `name:"state-key-file" env:"MCP_ACTORS_STATE_KEY_FILE" type:"existingfile" placeholder:"FILE" help:"Key sealing the requestState of protocol 2026-07-28 requests: 32 bytes, base64 or hex, in FILE (openssl rand -base64 32). The same on every node. Default: derived from the route secret in a cluster, a key of the process's own alone; needed with --nats-url."`
 	MaxParked       int           `name:"max-parked" default:"10000" env:"MCP_ACTORS_MAX_PARKED" help:"Most handlers of protocol 2026-07-28 requests kept waiting for their client's input; past it (0 or -1: always) a retry runs the handler again from its requestState's journal."`
+	SingleUseState  bool          `name:"single-use-request-state" env:"MCP_ACTORS_SINGLE_USE_REQUEST_STATE" help:"Refuse a retry of an answered round (protocol 2026-07-28) on every node, also after the node that answered it is lost: each answer is recorded in the cluster's storage first (a replicated write per answered call)."`
 	RequestStateTTL time.Duration `name:"request-state-ttl" default:"10m" env:"MCP_ACTORS_REQUEST_STATE_TTL" help:"How long a requestState (protocol 2026-07-28) is valid, and a kept handler waits for the retry."`
 	PrevStateKey    string        `name:"previous-state-key-file" env:"MCP_ACTORS_PREVIOUS_STATE_KEY_FILE" type:"existingfile" placeholder:"FILE" help:"The state key before --state-key-file, during a rotation: what it sealed still opens."`
 
@@ -144,6 +145,7 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 		o.Limits = session.Limits{IdleTimeout: c.SessionTTL, MaxLifetime: c.MaxLifetime}
 		o.MaxSessions = c.MaxSessions
 		o.MaxParked, o.RequestStateTTL = c.MaxParked, c.RequestStateTTL
+		o.SingleUseRequestState = c.SingleUseState
 		if c.MaxParked == 0 {
 			o.MaxParked = -1 // 0 on the command line keeps none, as -1
 		}
