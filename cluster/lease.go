@@ -175,11 +175,20 @@ func (n *Node) renew() {
 		rev, err = n.createLease(ctx, kv, b)
 	} else {
 		rev, err = kv.Update(ctx, n.opts.NodeID, b, l.rev)
-		if isWrongRevision(err) && n.ownWrite(ctx, kv) {
-			// An earlier renewal that seemed to fail had landed: the key
-			// never expired. Renew over the revision it left.
-			sent = n.since()
-			rev, err = kv.Update(ctx, n.opts.NodeID, b, l.rev)
+		if isWrongRevision(err) {
+			switch own, rerr := n.ownWrite(ctx, kv); {
+			case rerr != nil:
+				// Whose write it was cannot be read (the bucket may be
+				// changing leader): not a lapse, a renewal that failed.
+				// The next one asks again; a whole TTL without one gives
+				// the sessions up all the same.
+				err = rerr
+			case own:
+				// An earlier renewal that seemed to fail had landed: the
+				// key never expired. Renew over the revision it left.
+				sent = n.since()
+				rev, err = kv.Update(ctx, n.opts.NodeID, b, l.rev)
+			}
 		}
 		if isWrongRevision(err) {
 			// The key expired (or was removed): others may own this
@@ -219,18 +228,25 @@ func (n *Node) renew() {
 // of the node newer than the revision it knows (a renewal whose answer was
 // lost), and makes that revision the one the next renewal expects. Only
 // this run writes its boot into the key, and a renewal lands only over the
-// revision before it: the key was never gone.
-func (n *Node) ownWrite(ctx context.Context, kv jetstream.KeyValue) bool {
+// revision before it: the key was never gone. A key that is gone is not
+// its write; a key that cannot be read is an error: nothing is known.
+func (n *Node) ownWrite(ctx context.Context, kv jetstream.KeyValue) (bool, error) {
 	e, err := kv.Get(ctx, n.opts.NodeID)
-	if err != nil || e.Revision() <= n.lease.rev {
-		return false
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if e.Revision() <= n.lease.rev {
+		return false, nil
 	}
 	var rec leaseRecord
 	if json.Unmarshal(e.Value(), &rec) != nil || rec.Boot != n.boot {
-		return false
+		return false, nil
 	}
 	n.lease.rev = e.Revision()
-	return true
+	return true, nil
 }
 
 // createLease writes the node's lease key anew. A key left by an earlier
