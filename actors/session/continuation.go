@@ -292,7 +292,7 @@ func (a *contActor) cut() {
 		a.m.runs.Add(1) // Close waits for it, as for a handler
 		go func() {
 			defer a.m.runs.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 			defer cancel()
 			if err := a.m.opts.Spill.Put(ctx, key, data); err == nil {
 				sum := sha256.Sum256(data)
@@ -323,8 +323,13 @@ func (a *contActor) retry(r *contRetry) {
 	switch {
 	case a.ended:
 		// Off the mailbox: running the handler again may read the store
-		// (a spilled journal, an answered record) first.
-		a.m.goOff(r.again)
+		// (a spilled journal, an answered record) first. Close waits for
+		// it, as for a handler.
+		a.m.runs.Add(1)
+		a.m.goOff(func() {
+			defer a.m.runs.Done()
+			r.again()
+		})
 		return
 	case r.round < a.round:
 		a.m.deliver(r.turn.stream, messages.EncodeError(r.turn.id, errAnswered), true)

@@ -248,10 +248,7 @@ func (m *Modern) Serve(ctx context.Context, req *messages.ModernRequest) {
 				again()
 				return
 			}
-			if st.Cont != "" && m.answered.has(st.Cont, time.Now()) {
-				m.deliver(req.Stream, messages.EncodeError(msg.ID, errAnswered), true)
-				return
-			}
+			// A continuation that answered has ended: again refuses.
 			if ref, ok := m.conts.Load(st.Cont); ok && st.Cont != "" {
 				if ref.(*contRef).retry(ctx, st.Round, t, rp.InputResponses, again) {
 					return

@@ -55,7 +55,8 @@ func (s *answeredSet) has(id string, now time.Time) bool {
 // answeredKey is the store's key of an answered continuation.
 func answeredKey(cont string) string { return "answered." + cont }
 
-// storeTimeout bounds one write or read of the store.
+// storeTimeout bounds one write of the store (a spilled journal, an
+// answered record).
 const storeTimeout = 2 * time.Second
 
 // recordAnswered records cont as answered in the store, if any, then

@@ -61,13 +61,9 @@ type message struct {
 	ID     jsontext.Value `json:"id"`
 	Method string         `json:"method"`
 	Params struct {
-		ProtocolVersion string `json:"protocolVersion"`
-		Name            string `json:"name"`
-		Arguments       struct {
-			Text    string `json:"text"`
-			Message string `json:"message"`
-			Prompt  string `json:"prompt"`
-		} `json:"arguments"`
+		ProtocolVersion string   `json:"protocolVersion"`
+		Name            string   `json:"name"`
+		Arguments       toolArgs `json:"arguments"`
 	} `json:"params"`
 	Result jsontext.Value `json:"result"`
 }
@@ -378,17 +374,20 @@ func event(b []byte) []byte {
 	return append(append([]byte("data: "), bytes.TrimRight(b, "\n")...), '\n', '\n')
 }
 
+// toolArgs are the arguments of the tools floorcl answers, in either era.
+type toolArgs struct {
+	Text    string `json:"text"`
+	Message string `json:"message"`
+	Prompt  string `json:"prompt"`
+}
+
 // modernMessage is what floorcl reads of a 2026-07-28 request.
 type modernMessage struct {
 	ID     jsontext.Value `json:"id"`
 	Method string         `json:"method"`
 	Params struct {
-		Name      string `json:"name"`
-		Arguments struct {
-			Text    string `json:"text"`
-			Message string `json:"message"`
-			Prompt  string `json:"prompt"`
-		} `json:"arguments"`
+		Name           string                    `json:"name"`
+		Arguments      toolArgs                  `json:"arguments"`
 		RequestState   string                    `json:"requestState"`
 		InputResponses map[string]jsontext.Value `json:"inputResponses"`
 	} `json:"params"`

@@ -84,6 +84,55 @@ export function record(dir, msg) {
 	transcript.push({ at: new Date().toISOString(), dir, msg });
 }
 
+// recordingFetch returns a fetch that records every HTTP request (its
+// method and the request headers named, when present) and its status
+// (content type and the response headers named) in the transcript; its
+// requests() says how many it sent.
+export function recordingFetch(requestHeaders, responseHeaders = []) {
+	let requests = 0;
+	const named = (headers, names) =>
+		names.filter((h) => headers.get(h)).map((h) => `${h}=${headers.get(h)}`);
+	const recording = async (input, init = {}) => {
+		const n = ++requests;
+		const what = [init.method ?? "GET", ...named(new Headers(init.headers), requestHeaders)];
+		record("http", `#${n} ${what.join(" ")}`);
+		try {
+			const res = await fetch(input, init);
+			const got = [res.headers.get("content-type") ?? "", ...named(res.headers, responseHeaders)];
+			record("http", `#${n} → ${res.status} ${got.join(" ")}`);
+			return res;
+		} catch (err) {
+			record("http", `#${n} → ${err}`);
+			throw err;
+		}
+	};
+	recording.requests = () => requests;
+	return recording;
+}
+
+// recordMessages records every message a transport sends and every one it
+// delivers to the onmessage the client installs.
+export function recordMessages(transport) {
+	const send = transport.send.bind(transport);
+	transport.send = (msg, opts) => {
+		record("client → server", msg);
+		return send(msg, opts);
+	};
+	let onmessage;
+	Object.defineProperty(transport, "onmessage", {
+		get: () =>
+			onmessage &&
+			((msg, extra) => {
+				record("server → client", msg);
+				onmessage(msg, extra);
+			}),
+		set: (fn) => {
+			onmessage = fn;
+		},
+	});
+	return transport;
+}
+
 // finish prints the transcript when a check failed (or when asked), and
 // exits 1 when one did.
 export function finish() {

@@ -26,7 +26,7 @@ const {
 	ResourceUpdatedNotificationSchema,
 } = await import(new URL("types.js", sdkDir).href);
 
-const { assert, assertEqual, boundRun, check, dumpTranscript, finish, Inbox, record, report, transcript } = await import(new URL("checks.mjs", import.meta.url).href);
+const { assert, assertEqual, boundRun, check, dumpTranscript, finish, Inbox, record, recordingFetch, recordMessages, report, transcript } = await import(new URL("checks.mjs", import.meta.url).href);
 
 const url = process.argv[2];
 if (!url) {
@@ -84,42 +84,9 @@ client.onerror = (err) => record("error", String(err));
 // Progress goes to each request's onprogress: the SDK's own handler of
 // notifications/progress routes it there.
 
-// Every HTTP request and its status go to the transcript too.
-let requests = 0;
-async function recordingFetch(input, init = {}) {
-	const n = ++requests;
-	const headers = new Headers(init.headers);
-	const what = [init.method ?? "GET", headers.get("last-event-id") && `last-event-id=${headers.get("last-event-id")}`];
-	record("http", `#${n} ${what.filter(Boolean).join(" ")}`);
-	try {
-		const res = await fetch(input, init);
-		record("http", `#${n} → ${res.status} ${res.headers.get("content-type") ?? ""}`);
-		return res;
-	} catch (err) {
-		record("http", `#${n} → ${err}`);
-		throw err;
-	}
-}
-
-const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: recordingFetch });
-// Record every message: wrap send, and the onmessage the client installs.
-const send = transport.send.bind(transport);
-transport.send = (msg, opts) => {
-	record("client → server", msg);
-	return send(msg, opts);
-};
-let onmessage;
-Object.defineProperty(transport, "onmessage", {
-	get: () =>
-		onmessage &&
-		((msg, extra) => {
-			record("server → client", msg);
-			onmessage(msg, extra);
-		}),
-	set: (fn) => {
-		onmessage = fn;
-	},
-});
+// Every HTTP request and its status, and every message, go to the
+// transcript too.
+const transport = recordMessages(new StreamableHTTPClientTransport(new URL(url), { fetch: recordingFetch(["last-event-id"]) }));
 
 const opts = { timeout: REQUEST_TIMEOUT };
 

@@ -19,7 +19,7 @@
 const clientDir = new URL("../../../conformance/modern/node_modules/@modelcontextprotocol/client/dist/", import.meta.url);
 const { Client, StreamableHTTPClientTransport } = await import(new URL("index.mjs", clientDir).href);
 
-const { assert, assertEqual, boundRun, check, dumpTranscript, finish, Inbox, record, report, transcript } = await import(new URL("checks.mjs", import.meta.url).href);
+const { assert, assertEqual, boundRun, check, dumpTranscript, finish, Inbox, record, recordingFetch, recordMessages, report, transcript } = await import(new URL("checks.mjs", import.meta.url).href);
 
 const url = process.argv[2];
 if (!url) {
@@ -89,47 +89,10 @@ client.setRequestHandler("roots/list", (_req, ctx) => {
 client.setNotificationHandler("notifications/tools/list_changed", () => listChanged.push(true));
 client.onerror = (err) => record("error", String(err?.stack ?? err));
 
-// Every HTTP request and its status go to the transcript too.
-let requests = 0;
-async function recordingFetch(input, init = {}) {
-	const n = ++requests;
-	const headers = new Headers(init.headers);
-	const what = [
-		init.method ?? "GET",
-		headers.get("mcp-method") && `mcp-method=${headers.get("mcp-method")}`,
-		headers.get("mcp-protocol-version") && `mcp-protocol-version=${headers.get("mcp-protocol-version")}`,
-		headers.get("mcp-session-id") && `mcp-session-id=${headers.get("mcp-session-id")}`,
-	];
-	record("http", `#${n} ${what.filter(Boolean).join(" ")}`);
-	try {
-		const res = await fetch(input, init);
-		record("http", `#${n} → ${res.status} ${res.headers.get("content-type") ?? ""}${res.headers.get("mcp-session-id") ? " mcp-session-id=" + res.headers.get("mcp-session-id") : ""}`);
-		return res;
-	} catch (err) {
-		record("http", `#${n} → ${err}`);
-		throw err;
-	}
-}
-
-const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: recordingFetch });
-// Record every message: wrap send, and the onmessage the client installs.
-const send = transport.send.bind(transport);
-transport.send = (msg, opts) => {
-	record("client → server", msg);
-	return send(msg, opts);
-};
-let onmessage;
-Object.defineProperty(transport, "onmessage", {
-	get: () =>
-		onmessage &&
-		((msg, extra) => {
-			record("server → client", msg);
-			onmessage(msg, extra);
-		}),
-	set: (fn) => {
-		onmessage = fn;
-	},
-});
+// Every HTTP request and its status, and every message, go to the
+// transcript too.
+const httpFetch = recordingFetch(["mcp-method", "mcp-protocol-version", "mcp-session-id"], ["mcp-session-id"]);
+const transport = recordMessages(new StreamableHTTPClientTransport(new URL(url), { fetch: httpFetch }));
 
 const opts = { timeout: REQUEST_TIMEOUT };
 
@@ -396,7 +359,7 @@ if (connected) {
 		// The transport must have had nothing to complain about on the way.
 		const transportErrors = transcript.filter((m) => m.dir === "error").map((m) => m.msg);
 		assertEqual(transportErrors, [], "transport errors");
-		return { httpRequests: requests };
+		return { httpRequests: httpFetch.requests() };
 	});
 }
 
