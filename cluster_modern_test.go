@@ -240,12 +240,15 @@ func listenOn(t *testing.T, url string, id int) func() string {
 	}
 }
 
-// TestElicitURLAcrossNodes: the page's callback completes a URL
-// elicitation on a third node; the handler, on another, goes on.
-func TestElicitURLAcrossNodes(t *testing.T) {
-	c := startHTTPCluster(t, 3, "modern-url", func(srv *mcpactors.Server) {
+// connectAccountTool sends the user to a page (URL elicitation); runs
+// counts its runs, when set.
+func connectAccountTool(runs *atomic.Int64) func(*mcpactors.Server) {
+	return func(srv *mcpactors.Server) {
 		def := &messages.Tool{Name: "connect_account", Description: "sends the user to a page", InputSchema: []byte(`{"type":"object","properties":{}}`)}
 		if err := srv.AddTool(def, func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+			if runs != nil {
+				runs.Add(1)
+			}
 			action, err := sess.ElicitURL(ctx, "Connect", func(id string) string { return "https://example.test/connect?id=" + id })
 			if err != nil {
 				return nil, err
@@ -254,7 +257,54 @@ func TestElicitURLAcrossNodes(t *testing.T) {
 		}); err != nil {
 			panic(err)
 		}
-	}, nil)
+	}
+}
+
+// TestElicitURLCompletionReadAfterRestart: a URL elicitation's step is
+// done, then a node restarts, forgetting what it heard; the retry lands
+// there (no handler kept between rounds: it runs again from the journal)
+// and reads the completion from the cluster's storage, rather than waiting
+// for it and asking the user again.
+func TestElicitURLCompletionReadAfterRestart(t *testing.T) {
+	var runs atomic.Int64
+	c := startHTTPClusterWith(t, 3, "modern-url-restart", connectAccountTool(&runs), nil,
+		&mcpactors.Options{MaxParked: -1, URLElicitationWait: 3 * time.Second})
+	const caps = `{"elicitation":{"url":{}}}`
+	first := postModern(t, c.urls[0], 1, "connect_account", caps, "", "")
+	require.Equal(t, "input_required", first.Result.ResultType)
+	require.Len(t, first.Result.InputRequests, 1)
+	var key, id string
+	for k, v := range first.Result.InputRequests {
+		var ir struct {
+			Params struct {
+				Mode string `json:"mode"`
+				URL  string `json:"url"`
+			} `json:"params"`
+		}
+		require.NoError(t, json.Unmarshal(v, &ir))
+		require.Equal(t, "url", ir.Params.Mode)
+		u, err := url.Parse(ir.Params.URL)
+		require.NoError(t, err)
+		key, id = k, u.Query().Get("id")
+	}
+	require.NotEmpty(t, id)
+
+	ctx, cancel := context.WithTimeout(t.Context(), httpWait)
+	defer cancel()
+	require.NoError(t, c.servers[2].CompleteElicitation(ctx, "", id))
+	c.crash(1)
+	c.restart(1)
+	done := postModern(t, c.urls[1], 2, "connect_account", caps, first.Result.RequestState, `{"`+key+`":{"action":"accept"}}`)
+	require.Nil(t, done.Error)
+	require.Equal(t, "complete", done.Result.ResultType, "the restarted node read the completion: the user is not asked again")
+	assert.Equal(t, "connected: accept", done.Result.Content[0].Text)
+	assert.EqualValues(t, 2, runs.Load(), "run once per round, the second time from the journal")
+}
+
+// TestElicitURLAcrossNodes: the page's callback completes a URL
+// elicitation on a third node; the handler, on another, goes on.
+func TestElicitURLAcrossNodes(t *testing.T) {
+	c := startHTTPCluster(t, 3, "modern-url", connectAccountTool(nil), nil)
 	var asked atomic.Int64
 	client := mcp.NewClient(&mcp.Implementation{Name: "url", Version: "1"}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
@@ -339,8 +389,14 @@ type modernToolAnswer struct {
 // answer.
 func postModernTool(t *testing.T, url string, id int, tool, state, answers string) modernToolAnswer {
 	t.Helper()
+	return postModern(t, url, id, tool, `{"elicitation":{},"sampling":{}}`, state, answers)
+}
+
+// postModern is postModernTool from a client declaring caps.
+func postModern(t *testing.T, url string, id int, tool, caps, state, answers string) modernToolAnswer {
+	t.Helper()
 	params := `{"name":"` + tool + `","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
-		`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"sampling":{}}}`
+		`"io.modelcontextprotocol/clientCapabilities":` + caps + `}`
 	if state != "" {
 		params += `,"requestState":"` + state + `","inputResponses":` + answers
 	}

@@ -58,12 +58,19 @@ func InputKey(ctx context.Context, key string) context.Context { return session.
 // handler waiting for it goes on, on whichever node it runs. Call it from
 // the page's own callback (on any node of a cluster), with the principal
 // the callback authenticated ("" when the server authenticates no one):
-// a completion by another principal completes nothing.
+// a completion by another principal completes nothing. In a cluster it is
+// told to every node and written to the cluster's storage for as long as
+// a requestState lives, so that a 2026-07-28 handler run again on a node
+// that was down at the time does not ask the user again.
 func (s *Server) CompleteElicitation(ctx context.Context, principal, id string) error {
 	if id == "" {
 		return fmt.Errorf("%w: an elicitation ID is needed", ErrInvalidOptions)
 	}
 	if s.cluster != nil {
+		if err := s.cfg.Completions.Record(ctx, id, principal); err != nil {
+			// Every node up hears of it still; one restarted later asks again.
+			s.log.Warn("a URL elicitation's completion could not be written to the cluster's storage", "err", err)
+		}
 		return s.cluster.PublishCompletion(ctx, id, principal) // every node, this one too
 	}
 	s.cfg.Completions.Complete(id, principal)

@@ -276,6 +276,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	s.modernOpt.Node, s.modernOpt.Forward = node.ID(), rt.ForwardModern
 	if !node.Standalone() {
 		s.modernOpt.Spill = node.Journals(cmp.Or(s.opts.RequestStateTTL, 10*time.Minute))
+		s.cfg.Completions.SetStore(s.modernOpt.Spill, s.log)
 	}
 	s.modern = session.NewModern(s.system.Root, s.cfg, s.modernOpt)
 	if err := rt.ServeModern(s.modern.Serve, s.modern.TTL()); err != nil {

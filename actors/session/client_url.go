@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -45,7 +44,7 @@ func (s *Session) ElicitURL(ctx context.Context, message string, url func(id str
 		p.ElicitationID = id // 2026-07-28 has no elicitationId: requestState correlates
 	}
 	principal := s.principal()
-	w := comp.watch(id, principal)
+	w := comp.watch(ctx, id, principal, s.mod != nil)
 	defer comp.unwatch(w)
 	for {
 		var res messages.ElicitResult
@@ -129,78 +128,4 @@ func (s *Session) notifyComplete(id string) {
 	if err == nil {
 		s.ref.post(&sendFrame{data: frame})
 	}
-}
-
-// Completions is a node's record of the URL elicitations whose out-of-band
-// step is done, each kept for a while (a retry may come later), and of the
-// handlers waiting for them. A cluster tells every node of each
-// completion. It is safe for concurrent use.
-type Completions struct {
-	mu      sync.Mutex
-	done    map[string]completion // id → when, by whom
-	waiting map[*urlWait]struct{}
-	// modernWait bounds how long a modern retry waits for its step
-	// (URLWait).
-	modernWait time.Duration
-	keep       time.Duration
-}
-
-type completion struct {
-	principal string
-	at        time.Time
-}
-
-type urlWait struct {
-	id, principal string
-	done          chan struct{}
-	once          sync.Once
-}
-
-// NewCompletions returns a registry whose completions are kept for keep;
-// a modern retry waits up to wait for its step.
-func NewCompletions(keep, wait time.Duration) *Completions {
-	return &Completions{done: make(map[string]completion), waiting: make(map[*urlWait]struct{}), keep: keep, modernWait: wait}
-}
-
-// Complete records that URL elicitation id of principal is done and wakes
-// what waits for it. It reports whether a handler of this node was
-// waiting.
-func (c *Completions) Complete(id, principal string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := time.Now()
-	for k, d := range c.done {
-		if now.Sub(d.at) > c.keep {
-			delete(c.done, k)
-		}
-	}
-	c.done[id] = completion{principal: principal, at: now}
-	woke := false
-	for w := range c.waiting {
-		if w.id == id && w.principal == principal {
-			w.once.Do(func() { close(w.done) })
-			woke = true
-		}
-	}
-	return woke
-}
-
-// watch registers a wait for id of principal; its done channel is closed
-// at once if the step is done already.
-func (c *Completions) watch(id, principal string) *urlWait {
-	w := &urlWait{id: id, principal: principal, done: make(chan struct{})}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if d, ok := c.done[id]; ok && d.principal == principal {
-		w.once.Do(func() { close(w.done) })
-		return w
-	}
-	c.waiting[w] = struct{}{}
-	return w
-}
-
-func (c *Completions) unwatch(w *urlWait) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.waiting, w)
 }

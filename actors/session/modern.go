@@ -48,10 +48,7 @@ type ModernOptions struct {
 	// continuation that answered, so that a retry of its last round is
 	// refused on any node, also once its node is lost. Entries must live
 	// ParkTTL. A cluster's is a JetStream bucket (cluster.Journals).
-	Spill interface {
-		Put(ctx context.Context, key string, value []byte) error
-		Get(ctx context.Context, key string) ([]byte, error)
-	}
+	Spill         Store
 	SpillBytes    int
 	RecordAnswers bool
 	// Listen, when set, serves subscriptions/listen (the root package:

@@ -80,8 +80,16 @@ func (m *Modern) recordAnswered(cont string, stream messages.StreamID, frame []b
 	})
 }
 
-// ErrNotStored is what a store (ModernOptions.Spill) answers for a key it
-// does not hold.
+// Store keeps values by key cluster-wide, each for a lifetime the store
+// sets (a cluster's JetStream bucket: cluster.Journals): spilled
+// journals, answered rounds, URL elicitations' completions. Get answers
+// ErrNotStored for a key it does not hold.
+type Store interface {
+	Put(ctx context.Context, key string, value []byte) error
+	Get(ctx context.Context, key string) ([]byte, error)
+}
+
+// ErrNotStored is what a Store answers for a key it does not hold.
 var ErrNotStored = errors.New("session: not in the store")
 
 // storeReadWait bounds how long wasAnswered waits for a store that does
