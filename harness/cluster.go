@@ -112,7 +112,7 @@ func (c *Cluster) RunScenarios(t *testing.T, pattern string) {
 			t.Fatalf("harness: %v", err)
 		}
 		defer cl.Close()
-		if err := runScenario(t, cl, file, *update); err != nil {
+		if err := runScenario(t, cl, file, *update, &actor{servers: c.Servers}); err != nil {
 			t.Fatalf("harness: %v", err)
 		}
 	})

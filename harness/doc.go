@@ -9,5 +9,8 @@
 //
 // RunScenarios plays golden transcripts (testdata/*.txtar): the client's
 // messages and the server's expected messages, with placeholders for
-// volatile values. See scenario.go for the format.
+// volatile values, and actions between them ("! name arg…": Actions);
+// RunModernScenarios and Cluster.RunModernScenarios play those of protocol
+// 2026-07-28 over HTTP, on one server or across a cluster. See scenario.go
+// for the format.
 package harness

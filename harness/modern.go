@@ -36,28 +36,52 @@ import (
 //
 // Each POST runs on a goroutine of its own: a "> " line does not wait for
 // its answer (a subscriptions/listen stays open), only "<" groups wait.
+// In a cluster's scenarios (Cluster.RunModernScenarios) each POST goes to
+// the node the last "! node N" line named (the first until then).
 
 // RunModernScenarios runs every file matching pattern as a modern
 // scenario, each a subtest against a fresh server from newServer; with
 // -update it rewrites them.
 func RunModernScenarios(t *testing.T, pattern string, newServer func(testing.TB) *mcpactors.Server) {
 	t.Helper()
-	eachScenario(t, pattern, func(t *testing.T, file string) { RunModernScenario(t, file, newServer(t)) })
+	RunModernScenariosWith(t, pattern, newServer, nil)
+}
+
+// RunModernScenariosWith is RunModernScenarios with the test's actions.
+func RunModernScenariosWith(t *testing.T, pattern string, newServer func(testing.TB) *mcpactors.Server, acts Actions) {
+	t.Helper()
+	eachScenario(t, pattern, func(t *testing.T, file string) { runModern(t, file, []*mcpactors.Server{newServer(t)}, acts) })
 }
 
 // RunModernScenario plays one modern scenario file against srv over HTTP;
 // with -update it rewrites the file.
 func RunModernScenario(t *testing.T, file string, srv *mcpactors.Server) {
 	t.Helper()
-	c := newModernConn(t, srv)
-	if err := runScenario(t, c, file, *update); err != nil {
+	runModern(t, file, []*mcpactors.Server{srv}, nil)
+}
+
+// RunModernScenarios plays every modern scenario file matching pattern
+// against the cluster over HTTP, each node behind an HTTP server of its
+// own; "! node N" lines choose where the POSTs go. With -update it
+// rewrites them.
+func (c *Cluster) RunModernScenarios(t *testing.T, pattern string, acts Actions) {
+	t.Helper()
+	eachScenario(t, pattern, func(t *testing.T, file string) { runModern(t, file, c.Servers, acts) })
+}
+
+// runModern plays file against servers (one, or a cluster's nodes).
+func runModern(t *testing.T, file string, servers []*mcpactors.Server, acts Actions) {
+	t.Helper()
+	c := newModernConn(t, servers)
+	if err := runScenario(t, c, file, *update, &actor{servers: servers, acts: acts}); err != nil {
 		t.Fatalf("harness: %v", err)
 	}
 }
 
 // modernConn is a modern scenario's client: POSTs, and what they answer.
 type modernConn struct {
-	url     string
+	urls    []string // each server's endpoint
+	node    int      // where the next POST goes
 	inbox   *inbox
 	ctx     context.Context
 	timeout time.Duration
@@ -66,26 +90,38 @@ type modernConn struct {
 	errs    chan error
 }
 
-func newModernConn(t *testing.T, srv *mcpactors.Server) *modernConn {
+func newModernConn(t *testing.T, servers []*mcpactors.Server) *modernConn {
 	t.Helper()
-	h, err := srv.HTTPHandler(nil)
-	if err != nil {
-		t.Fatalf("harness: %v", err)
-	}
-	hs := httptest.NewServer(h)
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &modernConn{url: hs.URL + "/mcp", inbox: newInbox(), ctx: ctx, timeout: DefaultTimeout, errs: make(chan error, 64)}
+	c := &modernConn{inbox: newInbox(), ctx: ctx, timeout: DefaultTimeout, errs: make(chan error, 64)}
+	var hss []*httptest.Server
 	t.Cleanup(func() {
 		cancel() // ends the streams still open (listens)
 		c.posts.Wait()
-		hs.Close()
+		for _, hs := range hss {
+			hs.Close()
+		}
 		c.inbox.close()
-		cctx, stop := context.WithTimeout(context.Background(), DefaultTimeout)
-		defer stop()
-		_ = srv.Close(cctx)
+		if len(servers) == 1 { // a cluster's servers are the cluster's to close
+			cctx, stop := context.WithTimeout(context.Background(), DefaultTimeout)
+			defer stop()
+			_ = servers[0].Close(cctx)
+		}
 	})
+	for _, srv := range servers {
+		h, err := srv.HTTPHandler(nil)
+		if err != nil {
+			t.Fatalf("harness: %v", err)
+		}
+		hs := httptest.NewServer(h)
+		hss = append(hss, hs)
+		c.urls = append(c.urls, hs.URL+"/mcp")
+	}
 	return c
 }
+
+// setNode sends the next POSTs to server i.
+func (c *modernConn) setNode(i int) { c.node = i }
 
 // setHeaders sets the header changes of the next POST.
 func (c *modernConn) setHeaders(h map[string]string) { c.headers = h }
@@ -97,7 +133,7 @@ func (c *modernConn) SendRaw(data []byte) error {
 	if derr != nil {
 		return derr
 	}
-	req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, c.url, bytes.NewReader(data))
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, c.urls[c.node], bytes.NewReader(data))
 	if err != nil {
 		return err
 	}

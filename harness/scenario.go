@@ -35,6 +35,14 @@ import (
 //	> {"jsonrpc":"2.0","id":"$S","result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}
 //	< {"jsonrpc":"2.0","id":2,"result":{…}}
 //
+// A line "! name arg…" runs an action once every earlier group has arrived,
+// its arguments' placeholders replaced (see Actions): the test's own (to
+// complete a URL elicitation as the page's callback would, say) or the
+// harness's ("drain", and "node" in a cluster's modern scenarios).
+//
+//	< {"jsonrpc":"2.0","id":"$E","method":"elicitation/create","params":{"mode":"url","elicitationId":"$EID",…}}
+//	! complete $EID
+//
 // With -update (the flag this package defines for the test binaries that
 // import it: go test -run Scenarios -update), RunScenario rewrites the "<"
 // lines from what the server
@@ -53,7 +61,13 @@ var update = flag.Bool("update", false, "harness: rewrite golden scenario transc
 // rewrites them.
 func RunScenarios(t *testing.T, pattern string, newServer func(testing.TB) *mcpactors.Server) {
 	t.Helper()
-	eachScenario(t, pattern, func(t *testing.T, file string) { RunScenario(t, file, newServer(t)) })
+	RunScenariosWith(t, pattern, newServer, nil)
+}
+
+// RunScenariosWith is RunScenarios with the test's actions.
+func RunScenariosWith(t *testing.T, pattern string, newServer func(testing.TB) *mcpactors.Server, acts Actions) {
+	t.Helper()
+	eachScenario(t, pattern, func(t *testing.T, file string) { RunScenarioWith(t, file, newServer(t), acts) })
 }
 
 // eachScenario runs play on every file matching pattern, as a subtest
@@ -75,8 +89,73 @@ type step struct {
 	send    string            // client message, when a send step
 	headers map[string]string // its HTTP header changes ("= " lines; modern scenarios)
 	expect  []string          // expected server messages, when a group
+	action  []string          // an action's name and arguments ("! " lines)
 	line    int               // first line number, for errors
 }
+
+// Actions are what a scenario's "! name arg…" lines do, by name. Each gets
+// the servers the scenario runs against (one, or a cluster's nodes in
+// order) and the line's arguments, placeholders replaced; an error stops
+// the scenario. The harness has two of its own, which a test's of the same
+// name replace: "drain [N]" drains server N (default 1: Server.Drain),
+// and, in a cluster's modern scenarios, "node N" sends the POSTs after it
+// to node N (from 1; the first node until then).
+type Actions map[string]func(servers []*mcpactors.Server, args []string) error
+
+// drainAction is the harness's "drain [N]".
+func drainAction(servers []*mcpactors.Server, args []string) error {
+	i, err := nodeArg(servers, args)
+	if err != nil {
+		return err
+	}
+	servers[i].Drain()
+	return nil
+}
+
+// nodeArg reads an action's optional node number (from 1; default 1) and
+// returns its index.
+func nodeArg(servers []*mcpactors.Server, args []string) (int, error) {
+	if len(args) == 0 {
+		return 0, nil
+	}
+	var n int
+	if _, err := fmt.Sscanf(args[0], "%d", &n); err != nil || n < 1 || n > len(servers) || len(args) > 1 {
+		return 0, fmt.Errorf("want a node number from 1 to %d, got %q", len(servers), strings.Join(args, " "))
+	}
+	return n - 1, nil
+}
+
+// actor runs a scenario's actions.
+type actor struct {
+	servers []*mcpactors.Server
+	acts    Actions
+}
+
+// run runs the action named by args[0].
+func (a *actor) run(c conn, args []string) error {
+	name := args[0]
+	if fn, ok := a.acts[name]; ok {
+		return fn(a.servers, args[1:])
+	}
+	switch name {
+	case "drain":
+		return drainAction(a.servers, args[1:])
+	case "node":
+		if ns, ok := c.(nodeSetter); ok && len(a.servers) > 1 {
+			i, err := nodeArg(a.servers, args[1:])
+			if err != nil {
+				return err
+			}
+			ns.setNode(i)
+			return nil
+		}
+		return errors.New(`"node" is for a cluster's modern scenarios`)
+	}
+	return fmt.Errorf("no action %q", name)
+}
+
+// nodeSetter is a conn that can send to another node.
+type nodeSetter interface{ setNode(int) }
 
 // conn is what a scenario plays against: a session's Client, or a modern
 // scenario's HTTP client (modernConn).
@@ -93,8 +172,14 @@ type headerSetter interface{ setHeaders(map[string]string) }
 // with -update it rewrites the file.
 func RunScenario(t *testing.T, file string, srv *mcpactors.Server) {
 	t.Helper()
+	RunScenarioWith(t, file, srv, nil)
+}
+
+// RunScenarioWith is RunScenario with the test's actions.
+func RunScenarioWith(t *testing.T, file string, srv *mcpactors.Server, acts Actions) {
+	t.Helper()
 	c := New(t, srv).Open()
-	if err := runScenario(t, c, file, *update); err != nil {
+	if err := runScenario(t, c, file, *update, &actor{servers: []*mcpactors.Server{srv}, acts: acts}); err != nil {
 		t.Fatalf("harness: %v", err)
 	}
 }
@@ -109,7 +194,7 @@ func CheckScenario(ctx context.Context, file string, srv *mcpactors.Server) erro
 	}
 	defer c.Close()
 	var r collector
-	if err := runScenario(&r, c, file, false); err != nil {
+	if err := runScenario(&r, c, file, false, &actor{servers: []*mcpactors.Server{srv}}); err != nil {
 		return err
 	}
 	return errors.Join(r.errs...)
@@ -134,7 +219,7 @@ func (c *collector) Errorf(format string, args ...any) {
 
 // runScenario plays file on c, and with update rewrites it. Mismatches go
 // to r; what stops the run is returned.
-func runScenario(r reporter, c conn, file string, update bool) error {
+func runScenario(r reporter, c conn, file string, update bool, a *actor) error {
 	r.Helper()
 	ar, err := txtar.ParseFile(file)
 	if err != nil {
@@ -153,7 +238,7 @@ func runScenario(r reporter, c conn, file string, update bool) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	got, err := play(r, c, steps, update)
+	got, err := play(r, c, steps, update, a)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -185,6 +270,13 @@ func parseTranscript(text string) ([]step, error) {
 			}
 			headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
 			inGroup = false
+		case strings.HasPrefix(line, "! "):
+			args := strings.Fields(line[2:])
+			if len(args) == 0 {
+				return nil, fmt.Errorf("transcript line %d: an action line is \"! name arg…\"", i+1)
+			}
+			steps = append(steps, step{action: args, line: i + 1})
+			inGroup = false
 		case strings.HasPrefix(line, "> "):
 			steps = append(steps, step{send: strings.TrimSpace(line[2:]), headers: headers, line: i + 1})
 			headers = nil
@@ -197,7 +289,7 @@ func parseTranscript(text string) ([]step, error) {
 			}
 			inGroup = true
 		default:
-			return nil, fmt.Errorf("transcript line %d: must start with \"> \", \"< \", \"= \" or \"#\"", i+1)
+			return nil, fmt.Errorf("transcript line %d: must start with \"> \", \"< \", \"= \", \"! \" or \"#\"", i+1)
 		}
 	}
 	return steps, nil
@@ -205,12 +297,30 @@ func parseTranscript(text string) ([]step, error) {
 
 // play runs the steps and returns, per expect group (by first line), the
 // lines the server actually sent, for update.
-func play(t reporter, c conn, steps []step, update bool) (map[int][]string, error) {
+func play(t reporter, c conn, steps []step, update bool, a *actor) (map[int][]string, error) {
 	t.Helper()
 	vars := map[string]any{}
 	got := map[int][]string{}
 	cursor := 0
 	for _, st := range steps {
+		if st.action != nil {
+			args := make([]string, len(st.action))
+			for i, arg := range st.action {
+				v, missing := substitute(arg, vars)
+				if missing != "" {
+					return got, fmt.Errorf("line %d: placeholder $%s is not bound yet", st.line, missing)
+				}
+				if str, ok := v.(string); ok {
+					args[i] = str
+				} else {
+					args[i] = compact(v)
+				}
+			}
+			if err := a.run(c, args); err != nil {
+				return got, fmt.Errorf("line %d: action %s: %w", st.line, args[0], err)
+			}
+			continue
+		}
 		if st.expect == nil {
 			if _, err := decodeJSON([]byte(st.send)); err != nil {
 				return got, fmt.Errorf("line %d: client message is not JSON: %w", st.line, err)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	mcpactors "github.com/mcp-actors/mcp-actors"
 )
 
 func TestParseTranscript(t *testing.T) {
@@ -47,6 +49,16 @@ func TestParseTranscript(t *testing.T) {
 			want: []step{{send: `{"a":1}`, line: 1}, {expect: []string{`{"b":1}`}, line: 2}},
 		},
 		{
+			name: "an action ends a group and is a step of its own",
+			text: "> {}\n< {\"b\":1}\n! complete $ID 3\n< {\"b\":2}\n",
+			want: []step{
+				{send: `{}`, line: 1},
+				{expect: []string{`{"b":1}`}, line: 2},
+				{action: []string{"complete", "$ID", "3"}, line: 3},
+				{expect: []string{`{"b":2}`}, line: 4},
+			},
+		},
+		{
 			name: "a group may come first",
 			text: "< {\"b\":1}\n",
 			want: []step{{expect: []string{`{"b":1}`}, line: 1}},
@@ -70,6 +82,7 @@ func TestParseTranscriptErrors(t *testing.T) {
 		{name: "no space after <", text: "<{}", want: "transcript line 1:"},
 		{name: "a bare marker", text: "> {}\n<\n", want: "transcript line 2:"},
 		{name: "another marker", text: "// comment\n", want: "transcript line 1:"},
+		{name: "an action without a name", text: "> {}\n!  \n", want: "transcript line 2:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,4 +268,28 @@ func TestRewrite(t *testing.T) {
 		}
 		assert.Equal(t, text, rewrite(text, got), "rewriting each group with its own lines changes nothing")
 	})
+}
+
+// TestActions: a test's actions win over the harness's; the harness's
+// check their arguments; an unknown action or "node" off a cluster's
+// modern conn is an error.
+func TestActions(t *testing.T) {
+	var got []string
+	a := &actor{acts: Actions{"drain": func(_ []*mcpactors.Server, args []string) error {
+		got = args
+		return nil
+	}}}
+	require.NoError(t, a.run(nil, []string{"drain", "x"}))
+	assert.Equal(t, []string{"x"}, got, "the test's drain")
+
+	a = &actor{}
+	assert.ErrorContains(t, a.run(nil, []string{"nope"}), `no action "nope"`)
+	assert.ErrorContains(t, a.run(nil, []string{"drain", "2"}), "a node number from 1 to 0")
+	assert.ErrorContains(t, a.run(nil, []string{"node", "1"}), "a cluster's modern scenarios")
+
+	c := &modernConn{urls: []string{"a", "b"}}
+	a = &actor{servers: make([]*mcpactors.Server, 2)}
+	require.NoError(t, a.run(c, []string{"node", "2"}))
+	assert.Equal(t, 1, c.node)
+	assert.ErrorContains(t, a.run(c, []string{"node", "3"}), "from 1 to 2")
 }

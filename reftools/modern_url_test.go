@@ -28,7 +28,7 @@ func urlServer(t *testing.T, o *mcpactors.Options, done *atomic.Bool) (string, *
 }
 
 // addURLTools adds urlServer's tools.
-func addURLTools(t *testing.T, srv *mcpactors.Server, done *atomic.Bool) {
+func addURLTools(t testing.TB, srv *mcpactors.Server, done *atomic.Bool) {
 	noArgs := []byte(`{"type":"object","properties":{}}`)
 	require.NoError(t, srv.AddTool(&messages.Tool{Name: "connect_account", Description: "sends the user to a page", InputSchema: noArgs},
 		func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
