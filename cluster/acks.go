@@ -40,6 +40,10 @@ const (
 type pendingAck struct {
 	reply string // the sender's reply subject
 	at    time.Time
+	// forwarded marks a forwarded modern request (modern.go): its sender
+	// waits for this reply, which no event stands for; with carry, the
+	// reply may carry the stream's answer.
+	forwarded, carry bool
 }
 
 // ackLater arranges for the acknowledgement of the request whose stream
@@ -49,12 +53,19 @@ func (r *Relay) ackLater(stream messages.StreamID, reply string) {
 	r.ackDue.Store(stream, &pendingAck{reply: reply, at: time.Now()})
 }
 
-// acked notes that the session sent an event on stream: it acknowledges
-// the request too.
-func (r *Relay) acked(stream messages.StreamID) {
-	if stream.Node != r.node.ID() {
-		r.ackDue.Delete(stream)
+// acked notes that the session sent ev on its stream, held by another
+// node: it acknowledges the request too. A forwarded modern request's
+// sender waits for the reply itself: it is sent now, carrying ev when ev
+// is the stream's answer (then acked reports true: ev has gone).
+func (r *Relay) acked(ev messages.StreamEvent) bool {
+	v, ok := r.ackDue.LoadAndDelete(ev.Stream)
+	if !ok {
+		return false
 	}
+	if p := v.(*pendingAck); p.forwarded {
+		return r.replyForwarded(p.reply, p.carry, ev)
+	}
+	return false
 }
 
 // sendAcks acknowledges the requests accepted more than ackDelay ago whose
@@ -67,6 +78,9 @@ func (r *Relay) sendAcks(now time.Time) {
 		}
 		m := nats.NewMsg(p.reply)
 		m.Header.Set(headerStatus, statusOK)
+		if p.forwarded {
+			m.Header.Set(headerEnds, "1")
+		}
 		if err := r.node.nc.PublishMsg(m); err != nil {
 			r.node.log.Debug("acknowledging a routed request failed", "err", err)
 		}

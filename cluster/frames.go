@@ -24,11 +24,17 @@ func (r *Relay) DeliverStream(ev messages.StreamEvent) bool {
 			return true // dropped: this node must not speak for the session now
 		}
 	}
-	r.acked(ev.Stream)
 	if ev.Stream.Node == r.node.ID() {
 		return r.streams.Deliver(ev)
 	}
 	defer r.answered(ev) // after the event is on its way: a digest follows it
+	if ends(ev) {
+		defer r.fwd.end(ev.Stream) // a forwarded request answered is over here
+	}
+	if r.acked(ev) {
+		r.stats.framesOut.Add(1)
+		return true // in the forwarded request's reply
+	}
 	data, err := messages.EncodeStreamEvent(ev)
 	if err != nil {
 		r.node.log.Error("encoding a stream event failed", "stream", ev.Stream.String(), "err", err)
@@ -57,8 +63,16 @@ func (r *Relay) onStream(msg *nats.Msg) {
 		r.node.log.Warn("dropping a stream event that cannot be read", "err", err)
 		return
 	}
+	r.received(ev)
+}
+
+// received takes ev, from another node, to its stream here.
+func (r *Relay) received(ev messages.StreamEvent) {
 	r.stats.framesIn.Add(1)
 	r.heard(ev)
+	if ends(ev) {
+		r.fwdOpen.Delete(ev.Stream) // answered: its node ends it (modern.go)
+	}
 	r.onStreamEvent(ev)
 }
 

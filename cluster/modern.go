@@ -20,11 +20,18 @@ import (
 // named in its ID. The node holding the retry forwards it there
 // (ForwardModern), the continuation's node serves it as if it had landed
 // there (ServeModern), and its frames come back on the retry's own
-// stream. When the retry's client goes away, or its request ends, the
-// holding node says so (the forwarded request's context ends there).
+// stream. The forward is a request: its reply says the node took it —
+// lazily, as a routed session request is acknowledged (acks.go): when the
+// answer is the stream's first event and comes within ackDelay, the reply
+// carries it, and the usual retry crosses the route twice, there and
+// back. The continuation's node ends the request once its stream has its
+// answer; when the retry's client goes away before that, or its request
+// ends, the holding node says so (the forwarded request's context ends
+// there).
 //
-//	node B (retry, stream) ──forward{v, principal, msg, stream}──▶ node A: Modern.Serve ──frames──▶ B's stream
-//	node B request ends    ──end{stream}──────────────────────────▶ node A: the forwarded context ends
+//	node B (retry, stream) ──forward{v, principal, msg, stream, carry}──▶ node A: Modern.Serve
+//	node B ◀──reply: ok, with the answer when it is the first event, or ok alone (then frames)── node A
+//	node B request ends before its answer ──end{stream}──▶ node A: the forwarded context ends
 
 // modernFormat is the format of a forwarded modern request this release
 // writes and reads.
@@ -37,7 +44,20 @@ type forwardedModern struct {
 	Msg          []byte            `json:"msg"` // the JSON-RPC request as the client sent it
 	Stream       messages.StreamID `json:"stream"`
 	ParamHeaders map[string]string `json:"paramHeaders,omitempty"`
+	// Carry says the sender reads an answer carried in the reply (a node
+	// of the previous release does not, and gets a plain reply).
+	Carry bool `json:"carry,omitempty"`
 }
+
+// Reply headers of a forward: opCarried marks a reply that carries the
+// stream's first (and last) event; headerEnds says the replying node ends
+// the forwarded request itself once its stream has its answer, so the
+// sender need not tell it (a node of the previous release waits for the
+// end message).
+const (
+	opCarried  = "carried"
+	headerEnds = "Mcp-Ends"
+)
 
 // modernEnd names a forwarded request whose client request has ended.
 type modernEnd struct {
@@ -54,23 +74,26 @@ var ErrNodeUnreachable = errors.New("cluster: the node did not take the request"
 const forwardTimeout = 2 * time.Second
 
 // ServeModern makes this node serve the modern requests other nodes
-// forward to it with serve, each with a context that ends when the
-// forwarding node's request does (or after maxAge).
+// forward to it with serve, each with a context that ends when its stream
+// has its answer, when the forwarding node's request ends first, or after
+// maxAge.
 func (r *Relay) ServeModern(serve func(ctx context.Context, req *messages.ModernRequest), maxAge time.Duration) error {
-	f := &forwarded{running: make(map[messages.StreamID]context.CancelFunc)}
+	r.fwd.init()
 	sub, err := r.chunks.subscribe(r.node.subj.modern(r.node.ID()), func(msg *nats.Msg) {
-		reply := nats.NewMsg(msg.Reply)
-		req, ok := decodeForwarded(msg.Data)
+		req, carry, ok := decodeForwarded(msg.Data)
 		if !ok {
+			reply := nats.NewMsg(msg.Reply)
 			reply.Header.Set(headerStatus, statusBad)
 			_ = msg.RespondMsg(reply)
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), maxAge)
-		f.add(req.Stream, cancel)
-		context.AfterFunc(ctx, func() { f.remove(req.Stream) })
-		reply.Header.Set(headerStatus, statusOK)
-		_ = msg.RespondMsg(reply)
+		run := &fwdRequest{cancel: cancel}
+		r.fwd.add(req.Stream, run)
+		context.AfterFunc(ctx, func() { r.fwd.remove(req.Stream, run) })
+		// Acknowledged by the stream's first event (acks.go), or after
+		// ackDelay.
+		r.ackDue.Store(req.Stream, &pendingAck{reply: msg.Reply, at: time.Now(), forwarded: true, carry: carry})
 		r.stats.received.Add(1)
 		serve(ctx, req)
 	})
@@ -81,7 +104,7 @@ func (r *Relay) ServeModern(serve func(ctx context.Context, req *messages.Modern
 	sub, err = r.node.nc.Subscribe(r.node.subj.modernEnd(r.node.ID()), func(msg *nats.Msg) {
 		var end modernEnd
 		if json.Unmarshal(msg.Data, &end) == nil && end.V == modernFormat {
-			f.end(end.Stream)
+			r.fwd.end(end.Stream)
 		}
 	})
 	if err != nil {
@@ -91,48 +114,96 @@ func (r *Relay) ServeModern(serve func(ctx context.Context, req *messages.Modern
 	return r.node.nc.Flush()
 }
 
-// decodeForwarded reads a forwarded request; ok is false for one this
-// release cannot read.
-func decodeForwarded(data []byte) (*messages.ModernRequest, bool) {
+// replyForwarded acknowledges the forwarded request of ev's stream, whose
+// sender waits at reply: with ev in the reply when ev ends the stream and
+// the sender reads it (carry), and it fits one message; with a plain
+// reply otherwise, before ev is sent on. It reports whether the reply
+// carried ev.
+func (r *Relay) replyForwarded(reply string, carry bool, ev messages.StreamEvent) bool {
+	m := nats.NewMsg(reply)
+	m.Header.Set(headerStatus, statusOK)
+	m.Header.Set(headerEnds, "1")
+	if carry && ends(ev) {
+		if data, err := messages.EncodeStreamEvent(ev); err == nil && int64(len(data)) <= r.node.nc.MaxPayload()/2 {
+			m.Header.Set(headerOp, opCarried)
+			m.Data = data
+			if err := r.node.nc.PublishMsg(m); err == nil {
+				return true
+			}
+			m.Header.Del(headerOp)
+			m.Data = nil
+		}
+	}
+	if err := r.node.nc.PublishMsg(m); err != nil {
+		r.node.log.Debug("acknowledging a forwarded request failed", "err", err)
+	}
+	return false
+}
+
+// ends reports whether ev is the last event of its stream.
+func ends(ev messages.StreamEvent) bool {
+	return ev.Signal.Ends() || ev.Signal == messages.SignalFrame && ev.Frame.End
+}
+
+// decodeForwarded reads a forwarded request, and whether its sender reads
+// an answer carried in the reply; ok is false for one this release cannot
+// read.
+func decodeForwarded(data []byte) (req *messages.ModernRequest, carry, ok bool) {
 	var fm forwardedModern
 	if err := json.Unmarshal(data, &fm); err != nil || fm.V != modernFormat {
-		return nil, false
+		return nil, false, false
 	}
 	m, derr := messages.Decode(fm.Msg)
 	if derr != nil {
-		return nil, false
+		return nil, false, false
 	}
 	meta, perr := messages.ParseRequestMeta(m.Params)
 	if perr != nil {
-		return nil, false
+		return nil, false, false
 	}
-	return &messages.ModernRequest{Principal: fm.Principal, Msg: m, Meta: meta, Stream: fm.Stream, ParamHeaders: fm.ParamHeaders}, true
+	return &messages.ModernRequest{Principal: fm.Principal, Msg: m, Meta: meta, Stream: fm.Stream, ParamHeaders: fm.ParamHeaders}, fm.Carry, true
 }
 
 // forwarded are the forwarded requests this node serves, by stream.
 type forwarded struct {
 	mu      sync.Mutex
-	running map[messages.StreamID]context.CancelFunc
+	running map[messages.StreamID]*fwdRequest
 }
 
-func (f *forwarded) add(s messages.StreamID, cancel context.CancelFunc) {
+// fwdRequest is a forwarded request running here.
+type fwdRequest struct{ cancel context.CancelFunc }
+
+func (f *forwarded) init() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.running[s] = cancel
+	if f.running == nil {
+		f.running = make(map[messages.StreamID]*fwdRequest)
+	}
 }
 
-func (f *forwarded) remove(s messages.StreamID) {
+func (f *forwarded) add(s messages.StreamID, req *fwdRequest) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	delete(f.running, s)
+	f.running[s] = req
 }
 
+// remove forgets s's request, if req is still its (a retry forwarded
+// again replaces it).
+func (f *forwarded) remove(s messages.StreamID, req *fwdRequest) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.running[s] == req {
+		delete(f.running, s)
+	}
+}
+
+// end ends s's request, if it runs here.
 func (f *forwarded) end(s messages.StreamID) {
 	f.mu.Lock()
-	cancel := f.running[s]
+	req := f.running[s]
 	f.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if req != nil {
+		req.cancel()
 	}
 }
 
@@ -144,22 +215,38 @@ func (r *Relay) ForwardModern(ctx context.Context, node string, req *messages.Mo
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	data, err := json.Marshal(&forwardedModern{V: modernFormat, Principal: req.Principal, Msg: raw, Stream: req.Stream, ParamHeaders: req.ParamHeaders})
+	data, err := json.Marshal(&forwardedModern{V: modernFormat, Principal: req.Principal, Msg: raw, Stream: req.Stream, ParamHeaders: req.ParamHeaders, Carry: true})
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
 	msg := nats.NewMsg(r.node.subj.modern(node))
 	msg.Data = data
+	r.fwdOpen.Store(req.Stream, true)
 	reply, _, err := r.hopRequest(ctx, forwardTimeout, msg)
+	if err == nil && reply.Header.Get(headerStatus) != statusOK {
+		err = fmt.Errorf("it answered %q", reply.Header.Get(headerStatus))
+	}
 	if err != nil {
+		r.fwdOpen.Delete(req.Stream)
 		return fmt.Errorf("%w: %w", ErrNodeUnreachable, err)
 	}
-	if st := reply.Header.Get(headerStatus); st != statusOK {
-		return fmt.Errorf("%w: it answered %q", ErrNodeUnreachable, st)
+	ownEnd := reply.Header.Get(headerEnds) != ""
+	if reply.Header.Get(headerOp) == opCarried {
+		if ev, err := messages.DecodeStreamEvent(reply.Data); err == nil {
+			r.received(ev)
+		} else {
+			r.node.log.Warn("dropping a stream event that cannot be read", "err", err)
+		}
 	}
 	end, _ := json.Marshal(&modernEnd{V: modernFormat, Stream: req.Stream})
 	subject := r.node.subj.modernEnd(node)
-	context.AfterFunc(ctx, func() { _ = r.node.nc.Publish(subject, end) })
+	context.AfterFunc(ctx, func() {
+		// A node that ends the request itself once answered is told only
+		// of a request that ends first.
+		if open, _ := r.fwdOpen.LoadAndDelete(req.Stream); open != nil || !ownEnd {
+			_ = r.node.nc.Publish(subject, end)
+		}
+	})
 	return nil
 }
 
