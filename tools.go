@@ -169,7 +169,10 @@ func (s *Server) listTools(req *messages.Message) (any, error) {
 
 func (s *Server) callTool(ctx context.Context, sess *Session, req *messages.Message) (any, error) {
 	p := &messages.CallToolParams{}
-	if perr := messages.DecodeParams(req.Params, p); perr != nil {
+	if rm := sess.StartedBy(); rm != nil {
+		// Read on arrival already (name, arguments and _meta).
+		p.Name, p.Arguments, p.Meta = rm.Name, rm.Arguments, rm.Meta
+	} else if perr := messages.DecodeParams(req.Params, p); perr != nil {
 		return nil, perr
 	}
 	if p.Name == "" {

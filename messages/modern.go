@@ -3,6 +3,8 @@ package messages
 import (
 	"encoding/json/jsontext"
 	json "encoding/json/v2"
+	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -106,24 +108,32 @@ type RequestMeta struct {
 	// checked against them.
 	Name, URI string
 	Arguments jsontext.Value
+	// Meta is params._meta as sent, every key (a tool's handler gets it,
+	// as in a session's request).
+	Meta Meta
 	// A retry's fields (Multi Round-Trip Requests).
 	Retry RetryParams
 }
 
-// metaWire is the wire form of the keys RequestMeta reads.
+// metaWire is the wire form of the keys RequestMeta reads. _meta is read
+// whole (RequestMeta.Meta), then its keys of the protocol from it.
 type metaWire struct {
 	Name           string                    `json:"name"`
 	URI            string                    `json:"uri"`
 	Arguments      jsontext.Value            `json:"arguments"`
 	RequestState   string                    `json:"requestState"`
 	InputResponses map[string]jsontext.Value `json:"inputResponses"`
-	Meta           *struct {
-		ProtocolVersion *string             `json:"io.modelcontextprotocol/protocolVersion"`
-		ClientInfo      *Implementation     `json:"io.modelcontextprotocol/clientInfo"`
-		Capabilities    *ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
-		LogLevel        *LoggingLevel       `json:"io.modelcontextprotocol/logLevel"`
-		ProgressToken   jsontext.Value      `json:"progressToken"`
-	} `json:"_meta"`
+	Meta           Meta                      `json:"_meta"`
+}
+
+// metaKey decodes the value of key in m into v, if m has it (null counts
+// as absent); present reports whether it had.
+func metaKey(m Meta, key string, v any) (present bool, err error) {
+	raw, ok := m[key]
+	if !ok || string(raw) == "null" {
+		return false, nil
+	}
+	return true, json.Unmarshal(raw, v)
 }
 
 // ModernVersionOf returns the protocol version params._meta names, and
@@ -134,10 +144,14 @@ func ModernVersionOf(params jsontext.Value) (string, bool) {
 		return "", false
 	}
 	var w metaWire
-	if json.Unmarshal(params, &w) != nil || w.Meta == nil || w.Meta.ProtocolVersion == nil {
+	if json.Unmarshal(params, &w) != nil {
 		return "", false
 	}
-	return *w.Meta.ProtocolVersion, true
+	var v string
+	if ok, err := metaKey(w.Meta, MetaKeyProtocolVersion, &v); !ok || err != nil {
+		return "", false
+	}
+	return v, true
 }
 
 // ParseRequestMeta reads a modern request's _meta. A missing required
@@ -152,29 +166,44 @@ func ParseRequestMeta(params jsontext.Value) (*RequestMeta, *Error) {
 	if w.Meta == nil {
 		return nil, Errorf(CodeInvalidParams, "invalid params: params._meta is required (with %q and %q)", MetaKeyProtocolVersion, MetaKeyClientCapabilities)
 	}
-	m := w.Meta
-	switch {
-	case m.ProtocolVersion == nil || *m.ProtocolVersion == "":
+	rm := &RequestMeta{Name: w.Name, URI: w.URI, Arguments: w.Arguments, Meta: w.Meta,
+		Retry: RetryParams{RequestState: w.RequestState, InputResponses: w.InputResponses}}
+	invalid := func(key string, err error) *Error {
+		where := fmt.Sprintf("params._meta[%q]", key)
+		se, ok := errors.AsType[*json.SemanticError](err)
+		if !ok {
+			return Errorf(CodeInvalidParams, "invalid params: %s is not valid", where)
+		}
+		if p := strings.ReplaceAll(strings.TrimPrefix(string(se.JSONPointer), "/"), "/", "."); p != "" {
+			where += "." + p
+		}
+		if kind := jsonKind(se.JSONKind); kind != "" {
+			return Errorf(CodeInvalidParams, "invalid params: %s must not be %s", where, kind)
+		}
+		return Errorf(CodeInvalidParams, "invalid params: %s is not valid", where)
+	}
+	switch ok, err := metaKey(w.Meta, MetaKeyProtocolVersion, &rm.ProtocolVersion); {
+	case err != nil:
+		return nil, invalid(MetaKeyProtocolVersion, err)
+	case !ok || rm.ProtocolVersion == "":
 		return nil, Errorf(CodeInvalidParams, "invalid params: params._meta[%q] is required", MetaKeyProtocolVersion)
-	case m.Capabilities == nil:
+	}
+	switch ok, err := metaKey(w.Meta, MetaKeyClientCapabilities, &rm.Capabilities); {
+	case err != nil:
+		return nil, invalid(MetaKeyClientCapabilities, err)
+	case !ok:
 		return nil, Errorf(CodeInvalidParams, "invalid params: params._meta[%q] is required", MetaKeyClientCapabilities)
 	}
-	rm := &RequestMeta{ProtocolVersion: *m.ProtocolVersion, Capabilities: *m.Capabilities,
-		Name: w.Name, URI: w.URI, Arguments: w.Arguments,
-		Retry: RetryParams{RequestState: w.RequestState, InputResponses: w.InputResponses}}
-	if m.ClientInfo != nil {
-		rm.ClientInfo = *m.ClientInfo
+	if _, err := metaKey(w.Meta, MetaKeyClientInfo, &rm.ClientInfo); err != nil {
+		return nil, invalid(MetaKeyClientInfo, err)
 	}
-	if m.LogLevel != nil {
-		if !m.LogLevel.Valid() {
-			return nil, Errorf(CodeInvalidParams, "invalid params: params._meta[%q]: unknown level %q", MetaKeyLogLevel, *m.LogLevel)
-		}
-		rm.LogLevel = *m.LogLevel
+	if ok, err := metaKey(w.Meta, MetaKeyLogLevel, &rm.LogLevel); err != nil {
+		return nil, invalid(MetaKeyLogLevel, err)
+	} else if ok && !rm.LogLevel.Valid() {
+		return nil, Errorf(CodeInvalidParams, "invalid params: params._meta[%q]: unknown level %q", MetaKeyLogLevel, rm.LogLevel)
 	}
-	if len(m.ProgressToken) > 0 {
-		if t, err := ParseID(m.ProgressToken); err == nil && !t.IsZero() {
-			rm.ProgressToken, rm.HasToken = t, true
-		}
+	if t, ok := w.Meta.ProgressToken(); ok {
+		rm.ProgressToken, rm.HasToken = t, true
 	}
 	return rm, nil
 }

@@ -16,6 +16,18 @@ import (
 // (2026-07-28 on), which has no session.
 func (s *Session) Modern() bool { return s.mod != nil }
 
+// StartedBy returns, for a Session serving a modern request, what that
+// request said as the runtime read it on arrival (its protocol _meta,
+// the name or URI and arguments, and _meta whole): the request that
+// started this run of the handler, also after a retry (which the
+// Session's other methods read). Nil in a session.
+func (s *Session) StartedBy() *messages.RequestMeta {
+	if s.mod == nil {
+		return nil
+	}
+	return s.mod.req.Meta
+}
+
 // missing is the error for a client feature the client did not declare:
 // it wraps ErrCapability with the capability's name, and for a modern
 // request also the MissingRequiredClientCapability error (-32021) a
