@@ -221,7 +221,7 @@ func (r *Relay) ForwardModern(ctx context.Context, node string, req *messages.Mo
 	}
 	msg := nats.NewMsg(r.node.subj.modern(node))
 	msg.Data = data
-	r.fwdOpen.Store(req.Stream, true)
+	r.fwdOpen.Store(req.Stream, struct{}{})
 	reply, _, err := r.hopRequest(ctx, forwardTimeout, msg)
 	if err == nil && reply.Header.Get(headerStatus) != statusOK {
 		err = fmt.Errorf("it answered %q", reply.Header.Get(headerStatus))
@@ -243,7 +243,7 @@ func (r *Relay) ForwardModern(ctx context.Context, node string, req *messages.Mo
 	context.AfterFunc(ctx, func() {
 		// A node that ends the request itself once answered is told only
 		// of a request that ends first.
-		if open, _ := r.fwdOpen.LoadAndDelete(req.Stream); open != nil || !ownEnd {
+		if _, open := r.fwdOpen.LoadAndDelete(req.Stream); open || !ownEnd {
 			_ = r.node.nc.Publish(subject, end)
 		}
 	})

@@ -19,9 +19,8 @@ import (
 // forwardPair is two nodes' relays: a forwards retries to b, whose serve
 // is the test's.
 type forwardPair struct {
-	a, b    *Relay
-	ends    atomic.Int64 // end messages b received
-	endsSub *nats.Subscription
+	a, b *Relay
+	ends atomic.Int64 // end messages b received
 }
 
 func startForwardPair(t *testing.T, serve func(b *Relay, ctx context.Context, req *messages.ModernRequest)) *forwardPair {
@@ -45,7 +44,7 @@ func startForwardPair(t *testing.T, serve func(b *Relay, ctx context.Context, re
 	p.a, p.b = relays[0], relays[1]
 	b := p.b
 	require.NoError(t, b.ServeModern(func(ctx context.Context, req *messages.ModernRequest) { serve(b, ctx, req) }, time.Minute))
-	p.endsSub, err = p.b.node.nc.Subscribe(p.b.node.subj.modernEnd(p.b.node.ID()), func(*nats.Msg) { p.ends.Add(1) })
+	_, err = p.b.node.nc.Subscribe(p.b.node.subj.modernEnd(p.b.node.ID()), func(*nats.Msg) { p.ends.Add(1) })
 	require.NoError(t, err)
 	require.NoError(t, p.b.node.nc.Flush())
 	// Until the route carries b's interest to a, a's messages find no one.

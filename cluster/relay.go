@@ -48,7 +48,7 @@ type Relay struct {
 	remote   sync.Map     // messages.StreamID → *remoteStream: streams here waiting on other nodes (owners.go)
 	ackDue   sync.Map     // messages.StreamID → *pendingAck: requests accepted here, not yet acknowledged (acks.go)
 	fwd      forwarded    // modern requests other nodes forwarded here, by stream (modern.go)
-	fwdOpen  sync.Map     // messages.StreamID → bool: requests forwarded from here whose stream has not ended (modern.go)
+	fwdOpen  sync.Map     // messages.StreamID → struct{}: requests forwarded from here whose stream has no answer yet (modern.go)
 	nEnded   atomic.Int64 // markEnded calls: every 1024th sweeps endedAt
 	nUnknown atomic.Int64
 	stats    stats
