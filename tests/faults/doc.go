@@ -33,6 +33,7 @@
 //	TestDropRoutedRequest    a routed request dropped n2→n1: the POST ends with a JSON-RPC error in ~2 s; the next call is answered
 //	TestDropStreamEvent      a stream event dropped n1→n2: a progress notification (answered), the final frame (must end)
 //	TestFloodUnknownSessions 10,000 made-up IDs of n1 sent to n2: each 404; n1's real sessions' p50/p99 against a control flood
+//	TestModernPauseContinuationNode  a 2026-07-28 call waits on n1, n1 SIGSTOPped, the retry on n2: run again from the journal in ~2 s, not asked again
 //
 // The harness's own tests (the proxy, the checker) always run. Nothing
 // sleeps to synchronise: waits are on I/O, bounded; timed faults hold for
