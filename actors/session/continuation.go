@@ -285,13 +285,13 @@ func (a *contActor) cut() {
 		}
 		a.m.deliver(live.stream, frame, true)
 	}
-	if data, spill := a.spill(st); spill {
+	// Closing (runs.enter refuses), the journal rides in the state.
+	if data, spill := a.spill(st); spill && a.m.runs.enter() {
 		// The journal goes to the spill store, off the mailbox; the answer
 		// leaves once it is stored (or, failing that, carries it).
 		key := a.ref.id + "." + strconv.Itoa(a.round)
-		a.m.runs.Add(1) // Close waits for it, as for a handler
-		go func() {
-			defer a.m.runs.Done()
+		go func() { // Close waits for it, as for a handler
+			defer a.m.runs.leave()
 			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 			defer cancel()
 			if err := a.m.opts.Spill.Put(ctx, key, data); err == nil {
@@ -325,9 +325,12 @@ func (a *contActor) retry(r *contRetry) {
 		// Off the mailbox: running the handler again may read the store
 		// (a spilled journal, an answered record) first. Close waits for
 		// it, as for a handler.
-		a.m.runs.Add(1)
+		if !a.m.runs.enter() {
+			a.m.deliver(r.turn.stream, messages.EncodeError(r.turn.id, errShuttingDown), true)
+			return
+		}
 		a.m.goOff(func() {
-			defer a.m.runs.Done()
+			defer a.m.runs.leave()
 			r.again()
 		})
 		return

@@ -107,11 +107,11 @@ type Modern struct {
 	opts ModernOptions
 	log  *slog.Logger
 
-	conts    sync.Map       // continuation ID → *contRef, from spawn to end
-	running  sync.Map       // *modernCall → struct{}: handlers running
-	runs     sync.WaitGroup // one per handler run
-	heads    sync.Map       // method → []byte: resultHead
-	meta     messages.Meta  // serverMeta's, made once
+	conts    sync.Map      // continuation ID → *contRef, from spawn to end
+	running  sync.Map      // *modernCall → struct{}: handlers running
+	runs     runGate       // handler runs and what else Close waits for
+	heads    sync.Map      // method → []byte: resultHead
+	meta     messages.Meta // serverMeta's, made once
 	metaOnce sync.Once
 	// answered remembers the continuations that sent their result, until
 	// their last requestState expires: a retry of one is refused rather
@@ -140,8 +140,7 @@ func (m *Modern) Close(ctx context.Context, grace time.Duration) error {
 		ref.(*contRef).post(&contExpire{})
 		return true
 	})
-	done := make(chan struct{})
-	go func() { m.runs.Wait(); close(done) }()
+	done := m.runs.close()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {

@@ -64,13 +64,12 @@ const storeTimeout = 2 * time.Second
 // Close waits for. A store that cannot be written delays nothing more:
 // the answer leaves, and only this node refuses a replay.
 func (m *Modern) recordAnswered(cont string, stream messages.StreamID, frame []byte) {
-	if m.opts.Spill == nil || !m.opts.RecordAnswers {
+	if m.opts.Spill == nil || !m.opts.RecordAnswers || !m.runs.enter() { // closing: only this node refuses a replay
 		m.deliver(stream, frame, true)
 		return
 	}
-	m.runs.Add(1)
 	m.goOff(func() {
-		defer m.runs.Done()
+		defer m.runs.leave()
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		defer cancel()
 		if err := m.opts.Spill.Put(ctx, answeredKey(cont), []byte(m.opts.Node)); err != nil {

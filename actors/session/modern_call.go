@@ -65,8 +65,14 @@ func (c *modernCall) turnNow() *turn { return c.cur.Load() }
 // start runs the handler on a goroutine of its own (Config.Go). Its
 // context is not the client's request's, which ends with the first
 // answer while the handler may wait for a retry; the client's going away
-// before the answer cancels it (streamGone).
+// before the answer cancels it (streamGone). Once Close has begun, the
+// request is answered with an error instead.
 func (c *modernCall) start(ctx context.Context) {
+	if !c.m.runs.enter() {
+		t := c.cur.Load()
+		c.m.deliver(t.stream, messages.EncodeError(t.id, errShuttingDown), true)
+		return
+	}
 	hctx := context.Background()
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		hctx = trace.ContextWithSpanContext(hctx, sc)
@@ -78,10 +84,9 @@ func (c *modernCall) start(ctx context.Context) {
 	t := c.cur.Load()
 	c.unwatch = context.AfterFunc(ctx, func() { c.streamGone(t.stream) })
 	sess := &Session{req: &requestScope{id: t.id, method: c.req.Msg.Method}, mod: c}
-	c.m.runs.Add(1)
 	c.m.running.Store(c, struct{}{})
 	run := func() {
-		defer c.m.runs.Done()
+		defer c.m.runs.leave()
 		defer c.m.running.Delete(c)
 		c.run(hctx, sess)
 	}
