@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -118,8 +119,8 @@ func nodeArg(servers []*mcpactors.Server, args []string) (int, error) {
 	if len(args) == 0 {
 		return 0, nil
 	}
-	var n int
-	if _, err := fmt.Sscanf(args[0], "%d", &n); err != nil || n < 1 || n > len(servers) || len(args) > 1 {
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 1 || n > len(servers) || len(args) > 1 {
 		return 0, fmt.Errorf("want a node number from 1 to %d, got %q", len(servers), strings.Join(args, " "))
 	}
 	return n - 1, nil

@@ -292,4 +292,5 @@ func TestActions(t *testing.T) {
 	require.NoError(t, a.run(c, []string{"node", "2"}))
 	assert.Equal(t, 1, c.node)
 	assert.ErrorContains(t, a.run(c, []string{"node", "3"}), "from 1 to 2")
+	assert.ErrorContains(t, a.run(c, []string{"node", "2x"}), "from 1 to 2", "a number, whole")
 }

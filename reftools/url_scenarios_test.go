@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -57,10 +58,11 @@ func completeAction(servers []*mcpactors.Server, args []string) error {
 	}
 	i := 0
 	if len(args) == 2 {
-		if _, err := fmt.Sscanf(args[1], "%d", &i); err != nil || i < 1 || i > len(servers) {
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 1 || n > len(servers) {
 			return fmt.Errorf("no node %q", args[1])
 		}
-		i--
+		i = n - 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
