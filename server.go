@@ -195,7 +195,6 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		Capabilities: serverCapabilities(),
 		Instructions: s.opts.Instructions,
 		Handler:      session.HandlerFunc(s.handle),
-		Completions:  session.NewCompletions(cmp.Or(s.opts.RequestStateTTL, 10*time.Minute), cmp.Or(s.opts.URLElicitationWait, 10*time.Second)),
 		Limits:       s.opts.Limits,
 		Logger:       s.log,
 		Observer:     s.sessionObserver(),
@@ -216,6 +215,9 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 	}
 	s.modernOpt = session.ModernOptions{Check: s.checkModern, Listen: s.listen, SpillBytes: s.opts.JournalSpillBytes, MaxParked: s.opts.MaxParked, ParkTTL: s.opts.RequestStateTTL, RecordAnswers: s.opts.SingleUseRequestState}
 	s.modern = session.NewModern(s.system.Root, s.cfg, s.modernOpt)
+	// Completions are kept as long as the requestStates that may wait
+	// for them.
+	s.cfg.Completions = session.NewCompletions(s.modern.TTL(), cmp.Or(s.opts.URLElicitationWait, 10*time.Second))
 	return s
 }
 
@@ -275,7 +277,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	}
 	s.modernOpt.Node, s.modernOpt.Forward = node.ID(), rt.ForwardModern
 	if !node.Standalone() {
-		s.modernOpt.Spill = node.Journals(cmp.Or(s.opts.RequestStateTTL, 10*time.Minute))
+		s.modernOpt.Spill = node.Journals(s.modern.TTL())
 		s.cfg.Completions.SetStore(s.modernOpt.Spill, s.log)
 	}
 	s.modern = session.NewModern(s.system.Root, s.cfg, s.modernOpt)

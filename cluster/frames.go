@@ -28,7 +28,7 @@ func (r *Relay) DeliverStream(ev messages.StreamEvent) bool {
 		return r.streams.Deliver(ev)
 	}
 	defer r.answered(ev) // after the event is on its way: a digest follows it
-	if ends(ev) {
+	if endsModern(ev) {
 		defer r.fwd.end(ev.Stream) // a forwarded request answered is over here
 	}
 	if r.acked(ev) {
@@ -70,7 +70,7 @@ func (r *Relay) onStream(msg *nats.Msg) {
 func (r *Relay) received(ev messages.StreamEvent) {
 	r.stats.framesIn.Add(1)
 	r.heard(ev)
-	if ends(ev) {
+	if endsModern(ev) {
 		r.fwdOpen.Delete(ev.Stream) // answered: its node ends it (modern.go)
 	}
 	r.onStreamEvent(ev)

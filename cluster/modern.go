@@ -78,7 +78,6 @@ const forwardTimeout = 2 * time.Second
 // has its answer, when the forwarding node's request ends first, or after
 // maxAge.
 func (r *Relay) ServeModern(serve func(ctx context.Context, req *messages.ModernRequest), maxAge time.Duration) error {
-	r.fwd.init()
 	sub, err := r.chunks.subscribe(r.node.subj.modern(r.node.ID()), func(msg *nats.Msg) {
 		req, carry, ok := decodeForwarded(msg.Data)
 		if !ok {
@@ -145,6 +144,12 @@ func ends(ev messages.StreamEvent) bool {
 	return ev.Signal.Ends() || ev.Signal == messages.SignalFrame && ev.Frame.End
 }
 
+// endsModern reports whether ev is the last event of a modern request's
+// stream (one a forward may have carried).
+func endsModern(ev messages.StreamEvent) bool {
+	return ev.Session == messages.ModernStreams && ends(ev)
+}
+
 // decodeForwarded reads a forwarded request, and whether its sender reads
 // an answer carried in the reply; ok is false for one this release cannot
 // read.
@@ -173,17 +178,12 @@ type forwarded struct {
 // fwdRequest is a forwarded request running here.
 type fwdRequest struct{ cancel context.CancelFunc }
 
-func (f *forwarded) init() {
+func (f *forwarded) add(s messages.StreamID, req *fwdRequest) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.running == nil {
 		f.running = make(map[messages.StreamID]*fwdRequest)
 	}
-}
-
-func (f *forwarded) add(s messages.StreamID, req *fwdRequest) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.running[s] = req
 }
 

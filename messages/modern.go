@@ -3,7 +3,6 @@ package messages
 import (
 	"encoding/json/jsontext"
 	json "encoding/json/v2"
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -170,14 +169,11 @@ func ParseRequestMeta(params jsontext.Value) (*RequestMeta, *Error) {
 		Retry: RetryParams{RequestState: w.RequestState, InputResponses: w.InputResponses}}
 	invalid := func(key string, err error) *Error {
 		where := fmt.Sprintf("params._meta[%q]", key)
-		se, ok := errors.AsType[*json.SemanticError](err)
-		if !ok {
-			return Errorf(CodeInvalidParams, "invalid params: %s is not valid", where)
+		field, kind, _ := semanticFault(err)
+		if field != "" {
+			where += "." + field
 		}
-		if p := strings.ReplaceAll(strings.TrimPrefix(string(se.JSONPointer), "/"), "/", "."); p != "" {
-			where += "." + p
-		}
-		if kind := jsonKind(se.JSONKind); kind != "" {
+		if kind != "" {
 			return Errorf(CodeInvalidParams, "invalid params: %s must not be %s", where, kind)
 		}
 		return Errorf(CodeInvalidParams, "invalid params: %s is not valid", where)

@@ -25,12 +25,10 @@ func DecodeErrorText(err error) string {
 	if _, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
 		return "malformed JSON"
 	}
-	se, ok := errors.AsType[*json.SemanticError](err)
+	field, kind, ok := semanticFault(err)
 	if !ok {
 		return "cannot decode params"
 	}
-	field := strings.ReplaceAll(strings.TrimPrefix(string(se.JSONPointer), "/"), "/", ".")
-	kind := jsonKind(se.JSONKind)
 	switch {
 	case errors.Is(err, ErrUnknownContentType) && field != "":
 		return "field " + field + " has an unknown content type"
@@ -42,6 +40,17 @@ func DecodeErrorText(err error) string {
 		return "field " + field + " is not valid"
 	}
 	return "field " + field + " must not be " + kind
+}
+
+// semanticFault reads a semantic error of encoding/json/v2: the member at
+// fault as a dotted path ("" for the value itself) and the kind of JSON it
+// held ("" when unknown); ok is false for another error.
+func semanticFault(err error) (field, kind string, ok bool) {
+	se, ok := errors.AsType[*json.SemanticError](err)
+	if !ok {
+		return "", "", false
+	}
+	return strings.ReplaceAll(strings.TrimPrefix(string(se.JSONPointer), "/"), "/", "."), jsonKind(se.JSONKind), true
 }
 
 // jsonKind names a JSON value kind for a message ("" when unknown).

@@ -259,13 +259,8 @@ func (a *contActor) cut() {
 	} else if !a.kept {
 		a.m.parked.Add(-1)
 	}
-	c := a.c
-	st := &requestState{
-		Round: a.round, Principal: c.req.Principal, Method: c.req.Msg.Method,
-		Digest: c.digest().canonical, RawDigest: c.digest().raw,
-		Expires: a.expires.UnixMilli(),
-		Journal: a.journal, Seed: c.seedIfAny(),
-	}
+	st := a.c.newState(a.round, a.expires)
+	st.Journal = a.journal
 	if a.kept {
 		st.Cont = a.ref.id
 	}

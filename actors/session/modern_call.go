@@ -265,6 +265,17 @@ func validAnswer(method string, raw jsontext.Value) bool {
 	return true
 }
 
+// newState returns the requestState of round of this run, valid until
+// expires: bound to the request that started the run (principal, method,
+// digests) and carrying the seed of its URL elicitations.
+func (c *modernCall) newState(round int, expires time.Time) *requestState {
+	d := c.digest()
+	return &requestState{
+		Round: round, Principal: c.req.Principal, Method: c.req.Msg.Method,
+		Digest: d.canonical, RawDigest: d.raw, Expires: expires.UnixMilli(), Seed: c.seedIfAny(),
+	}
+}
+
 // digest returns the digests of the request that started the run (its
 // requestState's binding), computed once.
 func (c *modernCall) digest() reqDigests {

@@ -127,11 +127,7 @@ func (m *Modern) answer(c *modernCall, t *turn, res any, err error) []byte {
 	if json.Unmarshal(wire.Data, &data) != nil || len(data.Elicitations) == 0 {
 		return m.encodeResult(c.req.Msg.Method, t.id, res, err)
 	}
-	st := &requestState{
-		Round: 1, Principal: c.req.Principal, Method: c.req.Msg.Method,
-		Digest: c.digest().canonical, RawDigest: c.digest().raw,
-		Expires: time.Now().Add(m.opts.ParkTTL).UnixMilli(), Seed: c.seedIfAny(),
-	}
+	st := c.newState(1, time.Now().Add(m.opts.ParkTTL))
 	reqs := make(map[string]messages.InputRequest, len(data.Elicitations))
 	for i, e := range data.Elicitations {
 		p := *e
