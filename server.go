@@ -297,6 +297,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	node.CountSessions(local.Len)
 	if !node.Standalone() {
 		s.cfg.Persist = rt.Persist
+		s.cfg.Acting = node.LeaseContext
 		if idle := s.opts.Limits.IdleTimeout; idle > 0 {
 			// A session in use writes its record at least every idle
 			// timeout (session.Config.Persist); one whose node died is
@@ -319,7 +320,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 				Takeovers: st.Takeovers, HopTime: st.HopTime, Hops: st.Hops, LeaseRenewals: st.LeaseRenewals, LeaseRenewalFailures: st.LeaseRenewalFailures,
 				EventsLogged: st.EventsLogged, EventsRestored: st.EventsRestored, EventBatches: st.EventBatches, WriteFailures: st.WriteFailures,
 				Unacknowledged: st.Unacknowledged, LostAnswers: st.LostAnswers, NATSErrors: st.NATSErrors, Acting: st.Acting,
-				GoneStreams: st.GoneStreams, ForeignEvents: st.ForeignEvents,
+				GoneStreams: st.GoneStreams, ForeignEvents: st.ForeignEvents, StaleEvents: st.StaleEvents,
 				ChunkedOut: st.ChunkedOut, ChunkedIn: st.ChunkedIn, PartialsDropped: st.PartialsDropped, EventsTooLarge: st.EventsTooLarge}
 		})
 		metrics.RegisterClusterTopology(s.opts.Metrics, cluster.Stores(), func() metrics.ClusterTopology {

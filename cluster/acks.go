@@ -105,7 +105,7 @@ func (r *Relay) heard(ev messages.StreamEvent) {
 // accepted records that the owner accepted the request of stream: its
 // body is let go.
 func (r *Relay) accepted(stream messages.StreamID, rs *remoteStream) {
-	next := &remoteStream{owner: rs.owner, session: rs.session, reqID: rs.reqID, ackBound: rs.ackBound}
+	next := &remoteStream{owner: rs.owner, session: rs.session, reqID: rs.reqID, sent: rs.sent, ackBound: rs.ackBound}
 	if r.remote.CompareAndSwap(stream, rs, next) {
 		r.stats.hop(time.Since(rs.sent))
 	}

@@ -106,7 +106,7 @@ func (r *Relay) onAsyncReply(reply *nats.Msg) {
 // redeliver delivers again a request that its owner did not get (err
 // says why), or tells its stream why it cannot be.
 func (r *Relay) redeliver(rs *remoteStream, err error) {
-	ctx, cancel := context.WithTimeout(r.ctx, 2*deliverTimeout+2*r.node.opts.LeaseTTL)
+	ctx, cancel := context.WithTimeout(r.ctx, 2*deliverTimeout+2*r.node.leaseTTL())
 	defer cancel()
 	next, err := r.reroute(ctx, rs.session, rs.owner, err)
 	if err == nil && next != "" {

@@ -26,23 +26,28 @@ import (
 func (n *Node) createBuckets(create bool, timeout time.Duration) error {
 	r := n.opts.Replicas
 	sessions, err := withTimeout(n.ctx, timeout, func(ctx context.Context) (jetstream.KeyValue, error) {
-		return n.leaderBucket(ctx, create, jetstream.KeyValueConfig{
+		kv, _, err := n.leaderBucket(ctx, create, jetstream.KeyValueConfig{
 			Bucket: n.subj.bucket("sessions"), Description: "mcp-actors session directory: session ID → owner, epoch, principal, state",
 			History: 1, Storage: jetstream.FileStorage, Replicas: r, LimitMarkerTTL: markerTTL,
-		})
+		}, false)
+		return kv, err
 	})
 	if err != nil {
 		return fmt.Errorf("creating the session directory: %w", err)
 	}
+	var leases jetstream.Stream
 	nodes, err := withTimeout(n.ctx, timeout, func(ctx context.Context) (jetstream.KeyValue, error) {
-		return n.leaderBucket(ctx, create, jetstream.KeyValueConfig{
+		kv, s, err := n.leaderBucket(ctx, create, jetstream.KeyValueConfig{
 			Bucket: n.subj.bucket("nodes"), Description: "mcp-actors node leases",
 			History: 1, Storage: jetstream.MemoryStorage, Replicas: r, TTL: n.opts.LeaseTTL,
-		})
+		}, true)
+		leases = s
+		return kv, err
 	})
 	if err != nil {
 		return fmt.Errorf("creating the lease bucket: %w", err)
 	}
+	n.agreeLeaseTTL(leases.CachedInfo().Config.MaxAge)
 	catalog, err := withTimeout(n.ctx, timeout, func(ctx context.Context) (jetstream.KeyValue, error) {
 		if !create {
 			kv, err := n.js.KeyValue(ctx, n.subj.bucket("catalog"))
@@ -76,7 +81,7 @@ func (n *Node) createBuckets(create bool, timeout time.Duration) error {
 	// A server before 2.12 ignores what it does not know: events go one by one.
 	n.atomicEvents.Store(events.CachedInfo().Config.AllowAtomicPublish)
 	n.mu.Lock()
-	n.sessions, n.nodes, n.catalog, n.events = sessions, nodes, catalog, events
+	n.sessions, n.nodes, n.leasesStream, n.catalog, n.events = sessions, nodes, leases, catalog, events
 	hooks := n.hooks
 	n.hooks = nil
 	n.mu.Unlock()
@@ -106,12 +111,15 @@ func withTimeout[T any](parent context.Context, d time.Duration, fn func(context
 // leases and the session directory, whose reads decide who owns a session.
 // A key-value bucket answers reads from any replica by default ("direct
 // gets"); the stream's AllowDirect is turned off, and the bucket is opened
-// again so that it reads from the leader.
-func (n *Node) leaderBucket(ctx context.Context, create bool, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+// again so that it reads from the leader. With msgTTL (the leases) it also
+// takes per-message TTLs, for its incarnation key (lease_read.go): the
+// creator turns them on, and the others do not wait for it (a NATS server
+// before 2.11 has none).
+func (n *Node) leaderBucket(ctx context.Context, create bool, cfg jetstream.KeyValueConfig, msgTTL bool) (jetstream.KeyValue, jetstream.Stream, error) {
 	kv, err := n.js.KeyValue(ctx, cfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		if !create {
-			return nil, errCreatorFirst
+			return nil, nil, errCreatorFirst
 		}
 		kv, err = n.js.CreateKeyValue(ctx, cfg)
 		if errors.Is(err, jetstream.ErrBucketExists) {
@@ -119,37 +127,54 @@ func (n *Node) leaderBucket(ctx context.Context, create bool, cfg jetstream.KeyV
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s, err := n.js.Stream(ctx, "KV_"+cfg.Bucket)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sc := s.CachedInfo().Config
-	if !sc.AllowDirect && sc.Replicas == cfg.Replicas {
-		return kv, nil // opened as it is now: it reads from the leader
+	leader := !sc.AllowDirect && sc.Replicas == cfg.Replicas
+	if leader && (!msgTTL || sc.AllowMsgTTL || !create) {
+		return kv, s, nil // opened as it is now: it reads from the leader
 	}
 	if !create {
-		return nil, errCreatorFirst // the creator is still making it so
+		return nil, nil, errCreatorFirst // the creator is still making it so
 	}
 	// Read from the leader; and keep as many replicas as the node is told
 	// (--replicas changed since the bucket was made: JetStream adds or
 	// removes replicas, keeping what the bucket holds).
 	sc.AllowDirect, sc.Replicas = false, cfg.Replicas
+	sc.AllowMsgTTL = sc.AllowMsgTTL || msgTTL
 	if _, err := n.js.UpdateStream(ctx, sc); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	kv, err = n.js.KeyValue(ctx, cfg.Bucket)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if s, err = n.js.Stream(ctx, "KV_"+cfg.Bucket); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if s.CachedInfo().Config.AllowDirect {
-		return nil, errors.New("bucket " + cfg.Bucket + " still reads from replicas")
+		return nil, nil, errors.New("bucket " + cfg.Bucket + " still reads from replicas")
 	}
-	return kv, nil
+	return kv, s, nil
+}
+
+// agreeLeaseTTL makes the node use the lease bucket's TTL, ttl, when it
+// was told another. Every node must fence itself by the TTL the bucket
+// expires keys by: a node that counted on a longer one would act on after
+// its key expired, and another could take its sessions over meanwhile (a
+// rolling change of --lease-ttl). The bucket's is the first creator's; the
+// node warns, naming both.
+func (n *Node) agreeLeaseTTL(ttl time.Duration) {
+	if ttl <= 0 || ttl == n.leaseTTL() {
+		return
+	}
+	n.log.Warn("the lease bucket expires leases after another TTL than this node's --lease-ttl: the node uses the bucket's (to change it, see docs/operations.md, \"Changing the lease TTL\")",
+		"bucket", ttl, "lease_ttl", n.leaseTTL())
+	n.lease.ttl.Store(int64(ttl))
 }
 
 // bucketsUp reports whether the buckets exist.

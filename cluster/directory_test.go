@@ -84,7 +84,7 @@ func TestLeaseLapse(t *testing.T) {
 	n1 := nodes[0]
 	require.Eventually(t, n1.Acting, 10*time.Second, 10*time.Millisecond)
 	lapses := make(chan struct{}, 4)
-	n1.onLapsed(func() { lapses <- struct{}{} })
+	n1.onLapsed(func() { signal(lapses) })
 	gen := n1.lease.gen.Load()
 
 	kv := nodes[1].kv(func() jetstream.KeyValue { return nodes[1].nodes })

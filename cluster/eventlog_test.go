@@ -100,13 +100,14 @@ func TestEventLogDelay(t *testing.T) {
 	assert.Zero(t, nodes[0].asyncFailures.Load(), "no write failed")
 }
 
-// startEventLog starts a three-node cluster with o and waits for its
-// buckets; the nodes close when the test ends, and ctx bounds the test.
-func startEventLog(t *testing.T, o Options) (context.Context, []*Node) {
+// startEventLog starts a three-node cluster with o (each changes one
+// node's) and waits for its buckets; the nodes close when the test ends,
+// and ctx bounds the test.
+func startEventLog(t *testing.T, o Options, each ...LocalOption) (context.Context, []*Node) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
-	nodes, err := StartLocal(ctx, 3, t.TempDir(), o)
+	nodes, err := StartLocal(ctx, 3, t.TempDir(), o, each...)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		for _, n := range nodes {
@@ -126,7 +127,7 @@ func readBack(t *testing.T, ctx context.Context, reader *Relay, id string, want 
 	var got []session.LoggedEvent
 	var err error
 	require.Eventually(t, func() bool {
-		got, err = reader.loadEvents(ctx, id)
+		got, err = reader.loadEvents(ctx, id, 0)
 		return err == nil && len(got) == want
 	}, 20*time.Second, 50*time.Millisecond, "%s: %d events read, err %v", id, len(got), err)
 	return got

@@ -30,16 +30,25 @@ import (
 //	takeover ──restore──▶ direct gets (events.<session>, any replica) ──▶ State.Events ──▶ session actor
 //
 // A stored event is one line "<stream> <seq> <end> <epoch> <request ID>\n"
-// followed by the event's JSON-RPC message. The epoch is the owner's: an
-// event appended by an owner that lost the session (in flight when it was
-// taken over) comes after an event of a later epoch in the log, and
-// reading the log back skips it.
+// followed by the event's JSON-RPC message. The epoch is the owner's.
+// Appends are not conditional (they are batched, and nothing waits for
+// them), so an owner that lost the session may have appends in flight
+// when another takes it over: the new owner first writes an epoch marker
+// (stream "=epoch", its epoch, no message), waiting for it, and only then
+// reads the log. Reading the log back skips every event of an epoch lower
+// than the highest seen before it, marker or event: an old owner's append
+// that landed before the marker was read by the new owner with the rest,
+// and one that landed after it is skipped by every restore.
+//
+//	old owner (epoch 1): e1 e2 ........ e3 (late)
+//	new owner (epoch 2):          [marker 2] read: e1 e2 ── e4 e5
+//	log: e1 e2 [marker 2] e3 e4 e5 ── restored: e1 e2 e4 e5
 
 // Journal appends an event to session id's durable event log
 // (session.Config.Journal). A node on its own keeps none.
 func (r *Relay) Journal(id string, e session.LoggedEvent) {
-	if r.node.Standalone() || r.fenced() {
-		return
+	if r.node.Standalone() {
+		return // the writer drops it when this node may no longer act (eventlog.go)
 	}
 	var epoch uint64
 	if en := r.entryOf(id); en != nil {
@@ -68,8 +77,48 @@ func encodeEvent(b []byte, e session.LoggedEvent, epoch uint64) []byte {
 	return append(b, e.Data...)
 }
 
+// epochStream is the stream field of an epoch marker: not a stream ID the
+// sessions give (earlier releases skip it).
+const epochStream = "=epoch"
+
+// markEpoch writes the marker of session id's new epoch into its event log
+// and waits for JetStream to have it (a takeover, before it reads the log),
+// trying again while storage is away for a moment, until ctx ends. A node
+// on its own keeps no log.
+// It returns the marker's sequence in the log's stream.
+func (r *Relay) markEpoch(ctx context.Context, id string, epoch uint64) (uint64, error) {
+	if r.node.eventStream() == nil {
+		return 0, nil
+	}
+	data := encodeEvent(nil, session.LoggedEvent{Stream: epochStream}, epoch)
+	var b backoff
+	for {
+		wctx, cancel := context.WithTimeout(ctx, storageOpTimeout)
+		ack, err := r.node.js.Publish(wctx, r.node.subj.events(id), data)
+		cancel()
+		if err == nil {
+			return ack.Sequence, nil
+		}
+		if !r.storageRetry(ctx, &b, err) {
+			return 0, err
+		}
+	}
+}
+
+// sleepCtx waits for d, or until ctx ends (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
 // parseEvent reads a stored event and the epoch of the owner that logged
-// it.
+// it; an epoch marker has epochStream for its stream.
 func parseEvent(b []byte) (session.LoggedEvent, uint64, error) {
 	head, data, ok := bytes.Cut(b, []byte{'\n'})
 	if !ok {
@@ -109,7 +158,10 @@ const (
 // they work while the stream elects one after the loss of the node that
 // led it (a replica behind the others may miss the newest events, as
 // appends in flight at the loss are).
-func (r *Relay) loadEvents(ctx context.Context, id string) ([]session.LoggedEvent, error) {
+//
+// A takeover reads through its epoch marker, at sequence through: a
+// replica that does not have it yet is behind, and is asked again.
+func (r *Relay) loadEvents(ctx context.Context, id string, through uint64) ([]session.LoggedEvent, error) {
 	stream := r.node.eventStream()
 	if stream == nil {
 		return nil, nil
@@ -122,11 +174,15 @@ func (r *Relay) loadEvents(ctx context.Context, id string) ([]session.LoggedEven
 		rctx, cancel := context.WithTimeout(ctx, eventsReadTimeout)
 		msg, err := stream.GetMsg(rctx, seq, jetstream.WithGetMsgSubject(subject))
 		cancel()
+		behind := errors.Is(err, jetstream.ErrMsgNotFound) && seq <= through
 		switch {
-		case errors.Is(err, jetstream.ErrMsgNotFound):
+		case errors.Is(err, jetstream.ErrMsgNotFound) && !behind:
 			return events, nil
-		case err != nil && transient(err) && failures < eventsRetries && ctx.Err() == nil:
+		case (behind || err != nil && transient(err)) && failures < eventsRetries && ctx.Err() == nil:
 			failures++
+			if behind && !sleepCtx(ctx, 20*time.Millisecond*time.Duration(failures)) {
+				return events, ctx.Err()
+			}
 			continue
 		case err != nil:
 			return events, fmt.Errorf("cluster: reading the event log of %s: %w", id, err)
@@ -141,6 +197,9 @@ func (r *Relay) loadEvents(ctx context.Context, id string) ([]session.LoggedEven
 			continue // appended by an owner that had lost the session
 		}
 		epoch = ep
+		if e.Stream == epochStream {
+			continue
+		}
 		events = append(events, e)
 	}
 	return events, nil

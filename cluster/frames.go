@@ -16,8 +16,14 @@ import (
 // DeliverStream implements router.Router and session.Streams. An event for
 // another node's stream is published to that node: it is reported taken,
 // and the holder tells the session if the stream turns out to be gone
-// (streams.go).
+// (streams.go). Every event carries the epoch of the session's owner
+// that sends it (streams.go).
 func (r *Relay) DeliverStream(ev messages.StreamEvent) bool {
+	if e := r.entryOf(ev.Session); e != nil {
+		ev.Epoch = e.Epoch // the edge drops what an earlier owner sends late
+	} else if ep, ok := r.givenUp.Load(ev.Session); ok {
+		ev.Epoch = ep.(uint64) // a session given up, closing
+	}
 	if r.fenced() {
 		var ok bool
 		if ev, ok = fencedEvent(ev); !ok {

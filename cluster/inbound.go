@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/trace"
@@ -12,13 +13,19 @@ import (
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
-// Messages routed to this node, for the sessions it owns: handed to the
-// session at once when it is here, looked into on a bounded pool of
-// workers when it is not (it may have been this node's before a restart,
-// or moved), and answered with a delivery outcome.
+// Messages routed to this node, for the sessions it owns. The NATS
+// subscription's goroutine only decodes them and hands each to one of
+// deliveryWorkers inboxes, chosen by its session (so one session's
+// messages keep their order): a session's mailbox runs on the goroutine
+// that posts to it while it is idle (protoactor's synchronized mailbox
+// dispatcher), and must never run on the subscription's, where a busy
+// session would hold up every other session's messages. A worker hands
+// the message to the session when it is here, or to a bounded pool of
+// lookup workers when it is not (it may have been this node's before a
+// restart, or moved), and answers with a delivery outcome.
 //
-//	node.<me>.session ──onSession──▶ here? ──yes──▶ Local.Deliver ──▶ respond ok (or ack later: acks.go)
-//	                                    └──no──▶ lookupJobs ──▶ locate ──▶ restore here / moved / not found
+//	node.<me>.session ──onSession──▶ inbox[hash(session)] ──worker──▶ here? ──yes──▶ Local.Deliver ──▶ respond ok (or ack later: acks.go)
+//	                                                                     └──no──▶ lookupJobs ──▶ locate ──▶ restore here / moved / not found
 
 // Routed messages for sessions a node does not hold are looked into by
 // lookupWorkers goroutines; at most lookupQueue wait for one, and beyond, a
@@ -28,12 +35,42 @@ const (
 	lookupQueue   = 4096
 )
 
-// lookupJob is a routed message for a session this node does not hold.
-type lookupJob struct {
+// Routed messages for sessions here are delivered by deliveryWorkers
+// goroutines, each with an inbox of at most deliveryQueue messages;
+// beyond, a message is refused at once (503).
+const (
+	deliveryWorkers = 32
+	deliveryQueue   = 1024
+)
+
+// delivery is a routed message for a session, decoded.
+type delivery struct {
 	msg *nats.Msg
 	id  string
 	m   messages.ActorMessage
 }
+
+// deliveryWorker delivers the messages of one inbox until the router
+// closes.
+func (r *Relay) deliveryWorker(inbox <-chan delivery) {
+	defer r.bg.Done()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case d := <-inbox:
+			r.deliverRouted(d)
+		}
+	}
+}
+
+// inbox returns the inbox of session id's messages.
+func (r *Relay) inbox(id string) chan<- delivery {
+	return r.inboxes[maphash.String(r.inboxSeed, id)%uint64(len(r.inboxes))]
+}
+
+// lookupJob is a routed message for a session this node does not hold.
+type lookupJob = delivery
 
 // lookupWorker delivers the messages of the lookup queue until the router
 // closes.
@@ -50,12 +87,7 @@ func (r *Relay) lookupWorker() {
 }
 
 // onSession receives a message for one of this node's sessions, on the
-// subscription's one goroutine: a message for a session here is handed to
-// it at once. One for a session this node does not hold — it may have
-// been its own before it restarted (it is restored here) or have moved
-// (the sender is told where) — is looked into off that goroutine, a
-// bounded number at once, so that no lookup delays other sessions'
-// messages.
+// subscription's one goroutine, and hands it to its session's inbox.
 func (r *Relay) onSession(msg *nats.Msg) {
 	if msg.Header.Get(headerOp) == opProbe {
 		reply := nats.NewMsg(msg.Reply)
@@ -66,31 +98,45 @@ func (r *Relay) onSession(msg *nats.Msg) {
 	r.stats.received.Add(1)
 	id := msg.Header.Get(headerSession)
 	m, err := messages.DecodeActorMessage(msg.Data)
-	switch {
-	case err != nil:
+	if err != nil {
 		r.respond(msg, m, statusBad, err.Error())
 		return
-	case r.fenced():
-		r.respond(msg, m, statusBad, errLeaseLapsed.Error())
-		return
 	}
+	select {
+	case r.inbox(id) <- delivery{msg: msg, id: id, m: m}:
+	default:
+		r.respond(msg, m, statusBad, "this node is busy delivering messages: try again")
+	}
+}
+
+// deliverRouted delivers a routed message, on a delivery worker: a
+// message for a session here is handed to it at once. One for a session
+// this node does not hold — it may have been its own before it restarted
+// (it is restored here) or have moved (the sender is told where) — is
+// looked into on a lookup worker, a bounded number at once, so that no
+// lookup delays other sessions' messages.
+func (r *Relay) deliverRouted(d delivery) {
+	msg, id, m := d.msg, d.id, d.m
 	if hr, ok := m.(*messages.HandleRequest); ok && r.tracer != nil && hr.Trace.Parent != "" {
 		ctx, span := r.tracer.Start(tracing.Extract(context.Background(), hr.Trace), "mcp.deliver", trace.SpanKindConsumer,
 			tracing.AttrMethod.String(hr.Msg.Method))
 		hr.Trace = tracing.Inject(ctx)
 		defer span.End()
 	}
-	err = r.local.Deliver(context.Background(), id, m)
+	err := r.deliverHere(msg, id, m)
 	switch {
 	case err == nil:
 		r.respond(msg, m, statusOK, "")
+		return
+	case errors.Is(err, errLeaseLapsed):
+		r.respond(msg, m, statusBad, err.Error())
 		return
 	case errors.Is(err, router.ErrOtherPrincipal), r.ended(id), r.isUnknown(id):
 		r.respond(msg, m, statusNotFound, "")
 		return
 	}
 	select {
-	case r.lookupJobs <- lookupJob{msg: msg, id: id, m: m}:
+	case r.lookupJobs <- d:
 	default:
 		r.respond(msg, m, statusBad, "this node is busy looking sessions up: try again")
 	}
@@ -113,7 +159,7 @@ func (r *Relay) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMes
 	case owner != r.node.ID():
 		r.respondMoved(msg, owner)
 	default:
-		switch err := r.local.Deliver(context.Background(), id, m); {
+		switch err := r.deliverHere(msg, id, m); {
 		case err == nil:
 			r.respond(msg, m, statusOK, "")
 		case errors.Is(err, router.ErrSessionNotFound):
@@ -124,6 +170,33 @@ func (r *Relay) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMes
 	}
 }
 
+// deliverHere hands routed message m to session id, here, unless this
+// node may no longer act for its sessions (errLeaseLapsed): every routed
+// delivery passes this fence, as it arrives or after a lookup. A request's
+// bookkeeping — it runs here for another node's stream (running.go), and
+// its acknowledgement is due (acks.go) — comes first: the session may
+// answer it before Deliver returns. It is undone when the request was not
+// delivered.
+func (r *Relay) deliverHere(msg *nats.Msg, id string, m messages.ActorMessage) error {
+	if r.fenced() {
+		return errLeaseLapsed
+	}
+	hr, isRequest := m.(*messages.HandleRequest)
+	accepts := isRequest && msg.Reply != ""
+	if accepts {
+		r.runs(hr.Stream)
+		if msg.Header.Get(headerOp) == opAsync {
+			r.ackLater(hr.Stream, msg.Reply)
+		}
+	}
+	err := r.local.Deliver(context.Background(), id, m)
+	if err != nil && accepts {
+		r.notRunning(hr.Stream)
+		r.ackDue.Delete(hr.Stream)
+	}
+	return err
+}
+
 // respond answers a routed message with a delivery outcome. A client
 // request sent without waiting is answered only when it was not
 // delivered; its acceptance is acknowledged later, unless its stream
@@ -132,15 +205,8 @@ func (r *Relay) respond(msg *nats.Msg, m messages.ActorMessage, status, why stri
 	if msg.Reply == "" {
 		return
 	}
-	hr, isRequest := m.(*messages.HandleRequest)
-	if isRequest && status == statusOK {
-		r.runs(hr.Stream)
-	}
-	if msg.Header.Get(headerOp) == opAsync && status == statusOK {
-		if isRequest {
-			r.ackLater(hr.Stream, msg.Reply)
-		}
-		return
+	if _, isRequest := m.(*messages.HandleRequest); isRequest && status == statusOK && msg.Header.Get(headerOp) == opAsync {
+		return // acknowledged later (deliverHere)
 	}
 	reply := nats.NewMsg(msg.Reply)
 	reply.Header.Set(headerStatus, status)

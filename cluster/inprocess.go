@@ -13,18 +13,20 @@ import (
 // StartLocal starts n nodes in this process, joined by routes on loopback
 // ports, as a test or a harness needs: real embedded NATS servers with
 // JetStream, stores under dataDir, node IDs "n1" … "nN". base gives the
-// other options (cluster name, lease TTL, logger); without a secret or
-// route TLS in base, the routes use a random secret. It returns once every
-// node is ready (ctx bounds the wait: a new JetStream cluster takes seconds
-// to elect its leader), or stops them all and returns why not.
-func StartLocal(ctx context.Context, n int, dataDir string, base Options) ([]*Node, error) {
+// other options (cluster name, lease TTL, logger), and each changes the
+// options of one node (a fault clock of its own, say) before it starts;
+// without a secret or route TLS in base, the routes use a random secret.
+// It returns once every node is ready (ctx bounds the wait: a new
+// JetStream cluster takes seconds to elect its leader), or stops them all
+// and returns why not.
+func StartLocal(ctx context.Context, n int, dataDir string, base Options, each ...LocalOption) ([]*Node, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: a cluster of %d nodes", ErrInvalidOptions, n)
 	}
 	// A port checked free may be taken by another process before its node
 	// listens on it: start again on other ports, from empty stores.
 	for attempt := 1; ; attempt++ {
-		nodes, err := startLocal(ctx, n, dataDir, base)
+		nodes, err := startLocal(ctx, n, dataDir, base, each)
 		if err == nil || !errors.Is(err, ErrServerStart) || attempt == startAttempts || ctx.Err() != nil {
 			return nodes, err
 		}
@@ -39,7 +41,10 @@ func StartLocal(ctx context.Context, n int, dataDir string, base Options) ([]*No
 // startAttempts bounds StartLocal's starts on fresh ports.
 const startAttempts = 3
 
-func startLocal(ctx context.Context, n int, dataDir string, base Options) ([]*Node, error) {
+// LocalOption changes the options of node i (from 0) of StartLocal.
+type LocalOption func(i int, o *Options)
+
+func startLocal(ctx context.Context, n int, dataDir string, base Options, each []LocalOption) ([]*Node, error) {
 	var nodes []*Node
 	fail := func(err error) ([]*Node, error) {
 		for _, nd := range nodes {
@@ -75,6 +80,9 @@ func startLocal(ctx context.Context, n int, dataDir string, base Options) ([]*No
 			if o.Replicas == 0 {
 				o.Replicas = min(3, n)
 			}
+		}
+		for _, fn := range each {
+			fn(i-1, &o)
 		}
 		nd, err := Start(ctx, o)
 		if err != nil {

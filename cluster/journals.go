@@ -47,10 +47,10 @@ func (j *Journals) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	if j.kv != nil {
 		return j.kv, nil
 	}
-	kv, err := j.node.leaderBucket(ctx, true, jetstream.KeyValueConfig{
+	kv, _, err := j.node.leaderBucket(ctx, true, jetstream.KeyValueConfig{
 		Bucket: j.node.subj.bucket("journals"), Description: "mcp-actors journals and answered rounds of 2026-07-28 requests",
 		History: 1, TTL: j.ttl, Storage: jetstream.FileStorage, Replicas: j.node.opts.Replicas,
-	})
+	}, false)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: the journal bucket: %w", err)
 	}

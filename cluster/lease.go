@@ -5,6 +5,7 @@ import (
 	json "encoding/json/v2"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,28 +13,37 @@ import (
 )
 
 // The node's lease, and fencing. Each node holds one key in the lease
-// bucket (nodes/<id>), which expires LeaseTTL after it was last written.
-// Other nodes take a node's sessions over only once that key is gone. The
-// node itself acts for its sessions — delivers their messages, sends their
-// handlers' frames, writes their state — only while its lease is surely
-// alive as the others see it:
+// bucket (nodes/<id>), which expires the lease TTL after it was last
+// written. Other nodes take a node's sessions over only once that key is
+// surely gone (lease_read.go). The node itself acts for its sessions —
+// delivers their messages, runs their handlers, sends their frames,
+// appends their events, writes their state — only while its lease is
+// surely alive as the others see it:
 //
-//	deadline = time the last successful renewal was sent + LeaseTTL − margin
+//	deadline = time the last successful renewal was sent + TTL − margin
 //
-// (monotonic clock). The key was stored after the renewal was sent, so it
-// expires after deadline + margin: however late the others look, the node
-// has stopped acting margin before they can see the key gone. Renewals are a
-// compare-and-swap on the key's last revision, so one that succeeds proves
-// the key never expired in between (an expired key has no revision to
-// match): the node goes on with its sessions. One that fails on the
-// revision means the key expired and others may own its sessions now: the
-// node gives them all up (closes them for handover) before it takes a new
-// lease and acts again. The deadline is one atomic word, read on every
-// delivery: fencing costs no storage read per message.
+// on both of the node's clocks (clock.go). The key was stored after the
+// renewal was sent, so it expires after deadline + margin: however late
+// the others look, the node has stopped acting margin before they can see
+// the key gone. Renewals are a compare-and-swap on the key's last
+// revision, so one that succeeds proves the key never expired in between
+// (an expired key has no revision to match): the node goes on with its
+// sessions. The deadline is two atomic words, read on every delivery:
+// fencing costs no storage read per message.
+//
+// At the deadline the node gives its sessions up (closes them for
+// handover) and cancels every handler they run (the lease's context, the
+// parent of each handler's): a watchdog looks every fenceTick. A renewal
+// that fails on the revision means the key expired: the node gives its
+// sessions up, if it has not yet, before it takes a new lease and acts
+// again. A key of another run of this node ID (another process, or an
+// earlier one within the TTL) is never taken: the node waits until it is
+// gone, so two processes under one node ID never both act.
 //
 //	maintain ──every TTL/4──▶ CAS nodes/<id> (rev) ──ok──▶ deadline = sent+TTL−margin
-//	                                  ├──wrong revision──▶ give every session up ──▶ create the key again
-//	                                  └──no answer──▶ deadline passes: acting() false; at sent+TTL, give up
+//	                                  ├──wrong revision──▶ give every session up ──▶ create the key again (not over another run's)
+//	                                  └──no answer──▶ deadline passes
+//	watchdog ──every fenceTick──▶ deadline passed? ──▶ give every session up, cancel their handlers
 
 // leaseRecord is what a node's lease key holds.
 type leaseRecord struct {
@@ -49,35 +59,83 @@ type leaseRecord struct {
 // leaseVersion is the format of a lease record.
 const leaseVersion = 1
 
-// leaseState is the node's lease. The maintain goroutine owns every field
-// but deadline, which any goroutine reads.
+// leaseState is the node's lease. The maintain goroutine owns rev and
+// sent; mu orders a give-up with a renewal that lets the node act again;
+// the rest is atomic.
 type leaseState struct {
-	base     time.Time     // origin of the monotonic times below
-	deadline atomic.Int64  // since base, in ns: the node acts until then
-	healthy  atomic.Bool   // the last renewal succeeded
-	renewed  atomic.Int64  // since base, in ns: when the last successful renewal was sent (0: none yet)
-	gen      atomic.Uint64 // lapses since the node started
+	ttl     atomic.Int64 // the lease TTL in ns: Options.LeaseTTL, or the bucket's (buckets.go)
+	dMono   atomic.Int64 // the deadline, monotonic ns (clock.go)
+	dWall   atomic.Int64 // the deadline, wall Unix ns
+	healthy atomic.Bool  // the last renewal succeeded
+	renewed atomic.Int64 // monotonic ns: when the last successful renewal was sent (0: none yet)
+	gen     atomic.Uint64
+	run     atomic.Pointer[leaseRun] // the current run: its context is the handlers' parent
 
-	rev    uint64        // revision of the node's last lease write (0: none)
-	sentOK time.Duration // since base: when the last successful renewal was sent
-	given  bool          // the sessions were given up since the last lapse
+	rev  uint64  // revision of the node's last lease write (0: none)
+	sent instant // when the last successful renewal was sent
+
+	mu sync.Mutex // orders give-up with the start of a new run
+}
+
+// leaseRun is one stretch of time in which the node acts: from a renewal
+// after which it acts to its deadline. Its context ends at the give-up.
+type leaseRun struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	given  bool // under leaseState.mu: the sessions were given up
+}
+
+func newLeaseRun() *leaseRun {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &leaseRun{ctx: ctx, cancel: cancel}
 }
 
 // leaseMargin is how long before its lease may lapse, as others see it, a
-// node stops acting: a fifth of the TTL, at least 200 ms. It covers the
-// difference between clocks' rates and the time a renewal spends in flight.
+// node stops acting: a fifth of the TTL, at least 200 ms. It must cover,
+// together, the difference between the clocks' rates over a TTL, the
+// offset between the wall clocks of the NATS servers that store and expire
+// the key, and a pause of the node's process between a fence check and
+// the act it allows (docs/cluster.md, "Clock assumptions").
 func leaseMargin(ttl time.Duration) time.Duration { return max(ttl/5, 200*time.Millisecond) }
 
-// since returns the time since the lease's origin (monotonic).
-func (n *Node) since() time.Duration { return time.Since(n.lease.base) }
+// fenceTick is how often the watchdog looks at the deadline: a small part
+// of the margin, so that handlers are cancelled well before another node
+// may take their sessions over.
+func fenceTick(ttl time.Duration) time.Duration { return min(leaseMargin(ttl)/4, 100*time.Millisecond) }
+
+// leaseTTL returns the lease TTL the node uses.
+func (n *Node) leaseTTL() time.Duration { return time.Duration(n.lease.ttl.Load()) }
+
+// deadline returns the node's current deadline.
+func (n *Node) deadline() instant {
+	return instant{mono: time.Duration(n.lease.dMono.Load()), wall: n.lease.dWall.Load()}
+}
 
 // acting reports whether this node may act for its sessions now: its
 // lease is surely alive as every other node sees it.
-func (n *Node) acting() bool { return n.since() < time.Duration(n.lease.deadline.Load()) }
+func (n *Node) acting() bool { return n.now().before(n.deadline()) }
 
 // Acting reports whether this node may act for its sessions now (see
 // acting); false while its lease may have lapsed.
 func (n *Node) Acting() bool { return n.acting() }
+
+// LeaseContext returns a context that ends when this node may no longer
+// act for its sessions: at its lease deadline, or at once if it does not
+// act now. A session's handlers run under it (session.Config.Acting).
+func (n *Node) LeaseContext() context.Context {
+	if run := n.lease.run.Load(); run != nil {
+		return run.ctx
+	}
+	return expired
+}
+
+// expired is a context that has ended: the lease context of a node that
+// has not acted yet.
+var expired = func() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errLeaseLapsed)
+	return ctx
+}()
 
 // startBuckets creates (or opens) the buckets, trying again until they
 // exist; false if the node stopped first. It waits, without asking, while
@@ -120,32 +178,43 @@ func (n *Node) startBuckets() bool {
 }
 
 // maintain creates the buckets (retrying until JetStream can), then keeps
-// the lease renewed until Close.
+// the lease renewed until Close; the watchdog keeps the deadline.
 func (n *Node) maintain() {
 	defer n.stopped.Done()
 	if !n.startBuckets() {
 		return
 	}
-	tick := time.NewTicker(n.opts.LeaseTTL / 4)
+	n.stopped.Add(1)
+	go n.watchdog()
+	tick := time.NewTicker(n.leaseTTL() / 4)
 	defer tick.Stop()
 	for {
 		n.renew()
-		// Renewals fail while storage has no quorum; once the lease may
-		// have expired, the sessions are given up at once rather than at
-		// the next tick.
-		lapse := time.NewTimer(max(n.lease.sentOK+n.opts.LeaseTTL-n.since(), 0))
-		if n.lease.rev == 0 || n.lease.given {
-			lapse.Stop()
-		}
 		select {
 		case <-n.stop:
-			lapse.Stop()
 			return
 		case <-tick.C:
-		case <-lapse.C:
-			n.giveUp("the lease was not renewed for " + n.opts.LeaseTTL.String())
 		}
-		lapse.Stop()
+	}
+}
+
+// watchdog gives the sessions up once the deadline has passed, until the
+// node stops. It looks every fenceTick, on the node's clock, so a deadline
+// that passed while the host was suspended is seen at the first look
+// after it resumes.
+func (n *Node) watchdog() {
+	defer n.stopped.Done()
+	tick := time.NewTicker(fenceTick(n.leaseTTL()))
+	defer tick.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-tick.C:
+		}
+		if !n.acting() {
+			n.giveUp("the lease deadline passed")
+		}
 	}
 }
 
@@ -153,12 +222,7 @@ func (n *Node) maintain() {
 // goroutine.
 func (n *Node) renew() {
 	l := &n.lease
-	ttl := n.opts.LeaseTTL
-	if l.rev != 0 && !l.given && n.since() >= l.sentOK+ttl {
-		// Not renewed for a whole TTL: the key may be gone, and others
-		// may take the sessions over at any moment.
-		n.giveUp("the lease was not renewed for " + ttl.String())
-	}
+	ttl := n.leaseTTL()
 	kv := n.kv(func() jetstream.KeyValue { return n.nodes })
 	ctx, cancel := context.WithTimeout(n.ctx, min(ttl/2, storageOpTimeout))
 	defer cancel()
@@ -168,7 +232,7 @@ func (n *Node) renew() {
 		rec.Sessions = &c
 	}
 	b, _ := json.Marshal(rec)
-	sent := n.since()
+	sent := n.now()
 	var rev uint64
 	var err error
 	if l.rev == 0 {
@@ -180,13 +244,13 @@ func (n *Node) renew() {
 			case rerr != nil:
 				// Whose write it was cannot be read (the bucket may be
 				// changing leader): not a lapse, a renewal that failed.
-				// The next one asks again; a whole TTL without one gives
-				// the sessions up all the same.
+				// The next one asks again; the deadline passes all the
+				// same if none succeeds.
 				err = rerr
 			case own:
 				// An earlier renewal that seemed to fail had landed: the
 				// key never expired. Renew over the revision it left.
-				sent = n.since()
+				sent = n.now()
 				rev, err = kv.Update(ctx, n.opts.NodeID, b, l.rev)
 			}
 		}
@@ -195,7 +259,7 @@ func (n *Node) renew() {
 			// node's sessions now. Give them up before acting again.
 			n.giveUp("the lease expired")
 			l.rev = 0
-			sent = n.since()
+			sent = n.now()
 			rev, err = n.createLease(ctx, kv, b)
 		}
 	}
@@ -206,23 +270,43 @@ func (n *Node) renew() {
 		n.renewFailures.Add(1)
 		l.healthy.Store(false)
 		n.setErr(fmt.Errorf("renewing the lease: %w", err))
-		if n.settled.Load() {
+		if n.settled.Load() && !errors.Is(err, errLeaseHeld) {
 			n.log.Warn("renewing the lease failed", "err", err)
 		} else {
-			n.log.Debug("taking the first lease failed; trying again", "err", err)
+			n.log.Debug("taking the lease failed; trying again", "err", err)
 		}
 		return
 	}
 	n.renewals.Add(1)
-	l.rev, l.sentOK, l.given = rev, sent, false
-	l.renewed.Store(int64(sent))
-	l.deadline.Store(int64(sent + ttl - leaseMargin(ttl)))
+	l.rev, l.sent = rev, sent
+	n.extend(sent.add(ttl - leaseMargin(ttl)))
+	l.renewed.Store(int64(sent.mono))
 	l.healthy.Store(true)
 	n.mu.Lock()
 	n.ready, n.lastErr = true, nil
 	n.mu.Unlock()
 	n.settled.Store(true)
+	n.observeIncarnation(ctx)
 }
+
+// extend makes d the node's deadline after a successful renewal. A run
+// whose sessions were given up is over: a new one starts, with a new
+// context for the handlers to come.
+func (n *Node) extend(d instant) {
+	l := &n.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if run := l.run.Load(); run == nil || run.given {
+		l.run.Store(newLeaseRun())
+	}
+	l.dMono.Store(int64(d.mono))
+	l.dWall.Store(d.wall)
+}
+
+// errLeaseHeld reports a lease key of this node ID written by another
+// process (or an earlier run of this one): the node waits until it is
+// gone.
+var errLeaseHeld = errors.New("another process holds this node ID's lease")
 
 // ownWrite reports whether the node's lease key holds a write of this run
 // of the node newer than the revision it knows (a renewal whose answer was
@@ -232,7 +316,7 @@ func (n *Node) renew() {
 // its write; a key that cannot be read is an error: nothing is known.
 func (n *Node) ownWrite(ctx context.Context, kv jetstream.KeyValue) (bool, error) {
 	e, err := kv.Get(ctx, n.opts.NodeID)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 		return false, nil
 	}
 	if err != nil {
@@ -249,8 +333,12 @@ func (n *Node) ownWrite(ctx context.Context, kv jetstream.KeyValue) (bool, error
 	return true, nil
 }
 
-// createLease writes the node's lease key anew. A key left by an earlier
-// run of this node (it restarted within the TTL) is taken as it is.
+// createLease writes the node's lease key anew. A key this run wrote (a
+// creation whose answer was lost) is taken as it is; a key of another run
+// of this node ID — another process started with the same --node-id, or
+// this node's earlier run, which crashed less than a TTL ago — is not:
+// errLeaseHeld until it is gone, so that two processes never act under
+// one node ID at once.
 func (n *Node) createLease(ctx context.Context, kv jetstream.KeyValue, b []byte) (uint64, error) {
 	rev, err := kv.Create(ctx, n.opts.NodeID, b)
 	if !isWrongRevision(err) {
@@ -260,17 +348,27 @@ func (n *Node) createLease(ctx context.Context, kv jetstream.KeyValue, b []byte)
 	if err != nil {
 		return 0, err
 	}
+	var rec leaseRecord
+	if err := json.Unmarshal(e.Value(), &rec); err != nil || rec.Boot != n.boot {
+		return 0, fmt.Errorf("%w (boot %s, started %s): this node waits until it lapses, at most %s after that process last renewed it",
+			errLeaseHeld, rec.Boot, rec.Started.Format(time.RFC3339), n.leaseTTL())
+	}
 	return kv.Update(ctx, n.opts.NodeID, b, e.Revision())
 }
 
-// giveUp closes every session of this node for handover (once per lapse):
-// others may own them now. It runs on the maintain goroutine before the
-// node acts again, so every session of the lapsed lease is told to close
-// before any message can reach it under the new one.
+// giveUp closes every session of this node for handover and cancels their
+// handlers, once per run: others may own them now. It runs before the node
+// acts again (extend starts a new run under the same lock), so every
+// session of the lapsed run is told to close before any message can reach
+// it under the new one. (A session a restore started after the give-up
+// is closed by the restore itself: takeover.go.)
 func (n *Node) giveUp(why string) {
-	n.lease.given = true
-	n.lease.deadline.Store(0)
-	n.lease.gen.Add(1)
+	l := &n.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !n.endRun(errLeaseLapsed) {
+		return
+	}
 	n.mu.Lock()
 	fn := n.onLapse
 	n.mu.Unlock()
@@ -280,8 +378,38 @@ func (n *Node) giveUp(why string) {
 	}
 }
 
+// endRun ends the current run, if it has not ended: the node acts no more
+// (its deadline is zero) and its handlers' context ends with cause. It
+// reports whether it ended it. Under lease.mu.
+func (n *Node) endRun(cause error) bool {
+	l := &n.lease
+	run := l.run.Load()
+	l.dMono.Store(0)
+	l.dWall.Store(0)
+	if run == nil || run.given {
+		return false
+	}
+	run.given = true
+	l.gen.Add(1)
+	run.cancel(cause)
+	return true
+}
+
+// stopActing makes the node act no more, for good: it is closing.
+func (n *Node) stopActing(cause error) {
+	l := &n.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n.endRun(cause)
+	l.run.Store(&leaseRun{ctx: expired, given: true})
+}
+
+// errNodeClosed ends the handlers of a node that closes.
+var errNodeClosed = errors.New("this node is closing")
+
 // onLapsed sets what runs when this node's lease lapses while it runs:
 // other nodes may have taken its sessions over, so it must give them up.
+// fn must not block.
 func (n *Node) onLapsed(fn func()) {
 	n.mu.Lock()
 	n.onLapse = fn
@@ -291,42 +419,3 @@ func (n *Node) onLapsed(fn func()) {
 // errLeaseLapsed is why a node does not act for its sessions: its lease
 // may have lapsed.
 var errLeaseLapsed = errors.New("this node's lease may have lapsed: it cannot act for its sessions until it renews it")
-
-// Alive reports whether node has a current lease; an error means the lease
-// bucket could not be read before ctx ended. The lease bucket is read
-// through its stream's leader (never a replica that may lag behind), each
-// read bounded, and one that failed for a passing reason (the bucket
-// electing a leader after a node loss) is tried again.
-func (n *Node) Alive(ctx context.Context, node string) (bool, error) {
-	kv := n.kv(func() jetstream.KeyValue { return n.nodes })
-	if kv == nil {
-		return false, ErrNotReady
-	}
-	var b backoff
-	for {
-		rctx, cancel := context.WithTimeout(ctx, storageOpTimeout)
-		_, err := kv.Get(rctx, node)
-		cancel()
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
-			return false, nil
-		case !b.retry(ctx, err):
-			return false, err
-		}
-	}
-}
-
-// Members returns the nodes with a current lease.
-func (n *Node) Members(ctx context.Context) ([]string, error) {
-	kv := n.kv(func() jetstream.KeyValue { return n.nodes })
-	if kv == nil {
-		return nil, ErrNotReady
-	}
-	keys, err := kv.Keys(ctx)
-	if errors.Is(err, jetstream.ErrNoKeysFound) {
-		return nil, nil
-	}
-	return keys, err
-}

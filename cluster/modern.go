@@ -74,9 +74,9 @@ var ErrNodeUnreachable = errors.New("cluster: the node did not take the request"
 const forwardTimeout = 2 * time.Second
 
 // ServeModern makes this node serve the modern requests other nodes
-// forward to it with serve, each with a context that ends when its stream
-// has its answer, when the forwarding node's request ends first, or after
-// maxAge.
+// forward to it with serve, each on a goroutine of its own, with a context
+// that ends when its stream has its answer, when the forwarding node's
+// request ends first, or after maxAge.
 func (r *Relay) ServeModern(serve func(ctx context.Context, req *messages.ModernRequest), maxAge time.Duration) error {
 	sub, err := r.chunks.subscribe(r.node.subj.modern(r.node.ID()), func(msg *nats.Msg) {
 		req, carry, ok := decodeForwarded(msg.Data)
@@ -94,7 +94,16 @@ func (r *Relay) ServeModern(serve func(ctx context.Context, req *messages.Modern
 		// ackDelay.
 		r.ackDue.Store(req.Stream, &pendingAck{reply: msg.Reply, at: time.Now(), forwarded: true, carry: carry})
 		r.stats.received.Add(1)
-		serve(ctx, req)
+		// Off the subscription's goroutine: serving may read storage (a
+		// spilled journal, an answered round) and must not hold up the
+		// forwards behind it.
+		if !r.goBackground(func() { serve(ctx, req) }) {
+			cancel()
+			r.ackDue.Delete(req.Stream)
+			reply := nats.NewMsg(msg.Reply)
+			reply.Header.Set(headerStatus, statusBad)
+			_ = msg.RespondMsg(reply)
+		}
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: subscribing to forwarded requests: %w", err)

@@ -55,17 +55,22 @@ type Node struct {
 	sessionCount atomic.Pointer[func() int] // CountSessions
 	boot         string                     // this process's run of the node: random
 	started      time.Time                  // when it started
+	clock        Clock                      // what the lease is measured by (clock.go)
 	lease        leaseState
+	leases       leaseView // what the node knows of the others' leases (lease_read.go)
 
 	mu       sync.Mutex         // guards the fields below; only the Node's own methods take it
 	sessions jetstream.KeyValue // session ID → directory record (directory.go)
 	nodes    jetstream.KeyValue // node ID → lease (lease.go)
-	catalog  jetstream.KeyValue // catalog item → state
-	events   jetstream.Stream   // the sessions' event logs (events.go)
-	ready    bool
-	lastErr  error    // why the node is not ready, for /readyz
-	onLapse  func()   // called when the lease lapses (lease.go)
-	hooks    []func() // run once the buckets are up
+	// leasesStream is the lease bucket's stream, for reads of other
+	// nodes' keys with their headers (lease_read.go).
+	leasesStream jetstream.Stream
+	catalog      jetstream.KeyValue // catalog item → state
+	events       jetstream.Stream   // the sessions' event logs (events.go)
+	ready        bool
+	lastErr      error    // why the node is not ready, for /readyz
+	onLapse      func()   // called when the lease lapses (lease.go)
+	hooks        []func() // run once the buckets are up
 }
 
 // Start joins the cluster o describes. It returns once the NATS connection
@@ -80,7 +85,11 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	n := &Node{opts: o, log: o.Logger, subj: newSubjects(o.ClusterName), stop: make(chan struct{}), up: make(chan struct{}),
 		boot: randomID(8), started: time.Now(),
 		warnWrites: rate.Sometimes{Interval: time.Second}, warnNATS: rate.Sometimes{Interval: time.Second}}
-	n.lease.base = n.started
+	n.clock = o.Clock
+	if n.clock == nil {
+		n.clock = systemClock{base: n.started}
+	}
+	n.lease.ttl.Store(int64(o.LeaseTTL))
 	if len(o.URLs) == 0 {
 		if err := n.startServer(ctx); err != nil {
 			return nil, err
@@ -190,7 +199,7 @@ func (n *Node) routes() map[string]time.Duration {
 
 // Close gives up the lease (so that other nodes may take this node's
 // sessions over at once), closes the connection and stops the embedded
-// server.
+// server. The node stops acting first: its lease's context ends.
 func (n *Node) Close() {
 	n.closing.Do(func() {
 		close(n.stop)
@@ -201,13 +210,8 @@ func (n *Node) Close() {
 		case <-time.After(time.Second):
 			n.log.Warn("writes to JetStream still unacknowledged at shutdown", "pending", n.js.PublishAsyncPending())
 		}
-		if kv := n.kv(func() jetstream.KeyValue { return n.nodes }); kv != nil && n.nc.IsConnected() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			if err := kv.Delete(ctx, n.opts.NodeID); err != nil {
-				n.log.Warn("giving up the lease failed", "err", err)
-			}
-			cancel()
-		}
+		n.stopActing(errNodeClosed)
+		n.giveUpLease()
 		_ = n.nc.Drain()
 		n.nc.Close()
 		n.shutdownServer()
@@ -222,6 +226,7 @@ func (n *Node) Kill() {
 		close(n.stop)
 		n.cancel()
 		n.stopped.Wait()
+		n.stopActing(errNodeClosed)
 		n.nc.Close()
 		n.shutdownServer()
 	})

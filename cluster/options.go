@@ -125,6 +125,11 @@ type Options struct {
 	// Keep it above the HTTP endpoint's largest body.
 	MaxMessageBytes int
 
+	// Clock is what the node measures its lease by (nil: the system's
+	// clocks). Tests give a fault clock, to step, skew or suspend a node's
+	// time.
+	Clock Clock
+
 	// Logger receives the node's log (every line names the node); nil
 	// means slog.Default().
 	Logger *slog.Logger

@@ -72,6 +72,9 @@ func (n *Node) Overview(ctx context.Context) (*Overview, error) {
 		return nil, fmt.Errorf("cluster: reading the leases: %w", err)
 	}
 	for _, k := range keys {
+		if !ValidName(k) {
+			continue // the bucket's incarnation (lease_read.go)
+		}
 		e, err := kv.Get(ctx, k)
 		if err != nil {
 			continue // expired meanwhile

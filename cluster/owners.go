@@ -47,8 +47,9 @@ func (r *Relay) watch(stop <-chan struct{}) {
 		if now.Sub(lastDigest) >= runningTick {
 			lastDigest = now
 			r.sendDigests(now)
+			r.endSilent(now)
 		}
-		if now.Sub(lastOwners) >= r.node.opts.LeaseTTL/4 && !r.checking.Swap(true) {
+		if now.Sub(lastOwners) >= r.node.leaseTTL()/4 && !r.checking.Swap(true) {
 			// Lease reads may take a while: off this goroutine, which
 			// must go on acknowledging requests every tick.
 			lastOwners = now
@@ -77,7 +78,7 @@ func (r *Relay) checkOwners(stop <-chan struct{}) {
 			return
 		default:
 		}
-		ctx, cancel := context.WithTimeout(r.ctx, r.node.opts.LeaseTTL/4)
+		ctx, cancel := context.WithTimeout(r.ctx, r.node.leaseTTL()/4)
 		alive, err := r.node.Alive(ctx, owner)
 		cancel()
 		if err != nil || alive {

@@ -137,7 +137,7 @@ func (r *Relay) awaitWrite(w *stateWrite, ack jetstream.PubAckFuture) error {
 // began less than a lease ago.
 func (r *Relay) mayRewrite(w *stateWrite) bool {
 	return r.node.acting() && !r.node.cutOff() && r.node.reachesQuorum() &&
-		time.Since(w.start) < r.node.opts.LeaseTTL
+		time.Since(w.start) < r.node.leaseTTL()
 }
 
 // landed reports whether state write w, published again and refused on

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,7 @@ type Relay struct {
 	subs    []*nats.Subscription
 
 	dir      sync.Map     // session ID → *entry: what this node knows of sessions' records (directory.go)
+	givenUp  sync.Map     // session ID → uint64: the epoch of each session this node gave up at its last lapse
 	endedAt  sync.Map     // session ID → time.Time: this node's sessions that ended, and when (markEnded)
 	unknown  sync.Map     // session ID → time.Time: IDs the directory does not hold (takeover.go)
 	remote   sync.Map     // messages.StreamID → *remoteStream: streams here waiting on other nodes (owners.go)
@@ -55,6 +57,8 @@ type Relay struct {
 
 	lookups    singleflight.Group // locate, one lookup per session at once
 	lookupJobs chan lookupJob     // routed messages for sessions not here, for the lookup workers
+	inboxes    []chan delivery    // routed messages for sessions, by session, for the delivery workers (inbound.go)
+	inboxSeed  maphash.Seed       // picks a session's inbox
 	running    runningSet         // requests running here for other nodes' streams, and digests (running.go)
 	checking   atomic.Bool        // a look at the owners of the streams held here is under way (owners.go)
 	recordTTL  atomic.Int64       // SetRecordTTL
@@ -113,7 +117,10 @@ func NewRelay(node *Node, local *router.Local) (*Relay, error) {
 		return nil, fmt.Errorf("cluster: the stream registry is named %q, not after node %q", local.Streams().Node(), node.ID())
 	}
 	r := &Relay{node: node, local: local, streams: local.Streams(), asyncReply: node.subj.async(node.ID()),
-		lookupJobs: make(chan lookupJob, lookupQueue)}
+		lookupJobs: make(chan lookupJob, lookupQueue), inboxSeed: maphash.MakeSeed()}
+	for range deliveryWorkers {
+		r.inboxes = append(r.inboxes, make(chan delivery, deliveryQueue))
+	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.chunks = newChunker(node.nc, node.log, node.ID()+"."+strconv.FormatUint(r.streams.Boot(), 16)+".", node.opts.MaxMessageBytes)
 	local.SetSessionIDs(func() string { return node.ID() + "." + router.NewSessionID() })
@@ -138,9 +145,12 @@ func NewRelay(node *Node, local *router.Local) (*Relay, error) {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	node.onLapsed(r.giveUp)
-	r.bg.Add(lookupWorkers)
+	r.bg.Add(lookupWorkers + deliveryWorkers)
 	for range lookupWorkers {
 		go r.lookupWorker()
+	}
+	for _, inbox := range r.inboxes {
+		go r.deliveryWorker(inbox)
 	}
 	r.stopWatch = make(chan struct{})
 	r.watchDone.Add(1)
@@ -161,9 +171,10 @@ func (r *Relay) giveUp() {
 		return true
 	})
 	me := r.node.ID()
+	r.givenUp.Clear()
 	r.dir.Range(func(k, v any) bool {
-		if v.(*entry).Owner == me {
-			r.dir.CompareAndDelete(k, v)
+		if e := v.(*entry); e.Owner == me && r.dir.CompareAndDelete(k, v) {
+			r.givenUp.Store(k, e.Epoch) // what its last frames carry (DeliverStream)
 		}
 		return true
 	})

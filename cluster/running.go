@@ -21,9 +21,15 @@ import (
 // subject: in order). A stream whose request the node holds as accepted
 // and that two digests in a row leave out has had its answer lost: the
 // request ends with a JSON-RPC error, and the client may send it again.
+// And when the digests stop — the link from the owner to this node fails
+// while the owner keeps its lease, so that neither answers nor digests
+// come, and no lapse ends the request either — a request accepted more
+// than silentBound ago whose owner has sent no digest for silentBound
+// ends the same way: every accepted request ends within a bound.
 //
 //	owner ──every runningTick──▶ node.<holder>.stream  [Mcp-Op: running, Mcp-Owner: <owner>]  "<boot>-<n> …"
 //	holder: accepted request of <owner> missing from two digests in a row ──▶ ended with an error
+//	holder: no digest from <owner> for silentBound ──▶ its requests accepted before then ended with an error
 
 // runningTick is how often an owner sends its digests; a lost answer ends
 // its request within two or three of them.
@@ -31,6 +37,10 @@ const runningTick = 2 * time.Second
 
 // opRunning marks a digest of the requests an owner runs for a node.
 const opRunning = "running"
+
+// silentBound is how long a node waits for a digest from the owner of a
+// request it accepted before it takes the owner's link to it for broken.
+const silentBound = 3 * runningTick
 
 // runningSet is what an owner knows of the requests it runs for other
 // nodes' streams. Its maps are guarded by mu: they change when a request
@@ -40,6 +50,7 @@ type runningSet struct {
 	streams map[messages.StreamID]struct{} // requests running here for other nodes' streams
 	holders map[string]time.Time           // nodes served lately: they get digests, empty ones too
 	missed  map[messages.StreamID]int      // holder side: digests in a row that left the stream out
+	heard   map[string]time.Time           // holder side: when each owner's last digest came
 }
 
 // runs records that a request whose stream another node holds runs here.
@@ -54,6 +65,15 @@ func (r *Relay) runs(stream messages.StreamID) {
 	}
 	rs.streams[stream] = struct{}{}
 	rs.holders[stream.Node] = time.Now()
+	rs.mu.Unlock()
+}
+
+// notRunning records that the request of stream does not run here after
+// all (it was not delivered).
+func (r *Relay) notRunning(stream messages.StreamID) {
+	rs := &r.running
+	rs.mu.Lock()
+	delete(rs.streams, stream)
 	rs.mu.Unlock()
 }
 
@@ -106,6 +126,7 @@ func (r *Relay) sendDigests(now time.Time) {
 // onDigest ends the requests of owner that two digests in a row left out.
 func (r *Relay) onDigest(msg *nats.Msg) {
 	owner := msg.Header.Get(headerOwner)
+	now := time.Now()
 	listed := map[messages.StreamID]bool{}
 	for tok := range bytes.FieldsSeq(msg.Data) {
 		boot, n, ok := bytes.Cut(tok, []byte{'-'})
@@ -125,6 +146,10 @@ func (r *Relay) onDigest(msg *nats.Msg) {
 	if rs.missed == nil {
 		rs.missed = map[messages.StreamID]int{}
 	}
+	if rs.heard == nil {
+		rs.heard = map[string]time.Time{}
+	}
+	rs.heard[owner] = now
 	r.remote.Range(func(k, v any) bool {
 		sid, st := k.(messages.StreamID), v.(*remoteStream)
 		if st.owner != owner || st.req != nil || st.reqID.IsZero() {
@@ -156,5 +181,42 @@ func (r *Relay) onDigest(msg *nats.Msg) {
 	}
 	if len(lost) > 0 {
 		r.node.log.Warn("answers of routed requests were lost between nodes: their requests were ended", "owner", owner, "requests", len(lost))
+	}
+}
+
+// endSilent ends the accepted requests held here whose owner has sent no
+// digest for silentBound (none at all, or none since): the owner's link
+// to this node is broken, and neither their answers nor a lapse will end
+// them.
+func (r *Relay) endSilent(now time.Time) {
+	var lost []*remoteStream
+	var lostIDs []messages.StreamID
+	rs := &r.running
+	rs.mu.Lock()
+	for owner, at := range rs.heard {
+		if now.Sub(at) > 10*silentBound {
+			delete(rs.heard, owner) // an owner that runs nothing for here any more
+		}
+	}
+	r.remote.Range(func(k, v any) bool {
+		sid, st := k.(messages.StreamID), v.(*remoteStream)
+		if st.req != nil || st.reqID.IsZero() || now.Sub(st.sent) < silentBound {
+			return true // not accepted yet (acks.go), a GET, or young
+		}
+		if at, ok := rs.heard[st.owner]; ok && now.Sub(at) < silentBound {
+			return true
+		}
+		if r.remote.CompareAndDelete(k, v) {
+			lost, lostIDs = append(lost, st), append(lostIDs, sid)
+		}
+		return true
+	})
+	rs.mu.Unlock()
+	for i, st := range lost {
+		r.stats.lostAnswers.Add(1)
+		r.endRequest(lostIDs[i], st.session, st.reqID, "the session's node ("+st.owner+") has not been heard from for "+silentBound.String()+"; send the request again")
+	}
+	if len(lost) > 0 {
+		r.node.log.Warn("routed requests whose node is not heard from were ended", "requests", len(lost))
 	}
 }

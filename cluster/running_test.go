@@ -98,3 +98,48 @@ func TestLostAnswers(t *testing.T) {
 	}
 	assert.Equal(t, int64(1), r.stats.lostAnswers.Load())
 }
+
+// TestSilentOwner: when an owner's digests stop — its link to this node
+// failed while it keeps its lease, so no answer, digest or lapse comes —
+// the requests it accepted from here more than silentBound ago end with a
+// JSON-RPC error; those of an owner heard from lately, and young ones, are
+// left alone.
+func TestSilentOwner(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := Start(ctx, Options{NodeID: "h", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	defer n.Close()
+	r := &Relay{node: n, streams: router.NewStreams("h")}
+	now := time.Now()
+	recv := map[string]*collector{}
+	stream := func(name, owner string, age time.Duration) {
+		c := &collector{}
+		recv[name] = c
+		sid := r.streams.Register("s-"+name, c)
+		rs := &remoteStream{owner: owner, session: "s-" + name, reqID: messages.StringID(name), sent: now.Add(-age),
+			req: &messages.HandleRequest{Stream: sid, Msg: &messages.Message{ID: messages.StringID(name)}}}
+		r.remote.Store(sid, rs)
+		r.accepted(sid, rs) // as its acknowledgement does
+	}
+	stream("silent", "o", 2*silentBound)
+	stream("young", "o", silentBound/2)
+	stream("heard", "p", 2*silentBound)
+	r.onDigest(func() *nats.Msg {
+		m := nats.NewMsg("x")
+		m.Header.Set(headerOp, opRunning)
+		m.Header.Set(headerOwner, "p")
+		return m
+	}())
+	r.endSilent(now)
+	got := recv["silent"].events()
+	require.Len(t, got, 1, "a request of an owner not heard from ends")
+	m, derr := messages.Decode(got[0].Frame.Data)
+	require.Nil(t, derr)
+	require.NotNil(t, m.Error)
+	assert.Contains(t, m.Error.Message, "has not been heard from")
+	assert.Empty(t, recv["young"].events(), "a request accepted lately waits")
+	// "heard" was left out of p's digest: the digest check ends it after
+	// two (TestLostAnswers); silence does not.
+	assert.Empty(t, recv["heard"].events(), "an owner heard from lately is not silent")
+}

@@ -49,6 +49,7 @@ type Stats struct {
 	Acting               bool  // the node acts for its sessions: its lease is surely alive
 	GoneStreams          int64 // sessions told that a stream they sent an event to is not held here
 	ForeignEvents        int64 // stream events dropped for coming from another session than their stream's
+	StaleEvents          int64 // stream events dropped for coming from an owner of an earlier epoch than their stream heard from
 	ChunkedOut           int64 // messages sent to other nodes in chunks (larger than one NATS message)
 	ChunkedIn            int64 // messages received in chunks and put together
 	PartialsDropped      int64 // messages received in chunks and dropped before they were whole
@@ -65,7 +66,7 @@ func (r *Relay) Stats() Stats {
 		EventsLogged: r.node.evw.durable.Load(), EventsRestored: r.stats.restored.Load(), EventBatches: r.node.evw.written.Load(),
 		WriteFailures: r.node.asyncFailures.Load(), Unacknowledged: r.stats.unacked.Load(), LostAnswers: r.stats.lostAnswers.Load(),
 		NATSErrors: r.node.natsErrors.Load(), Acting: r.node.Standalone() || r.node.acting(),
-		GoneStreams: r.stats.goneStreams.Load(), ForeignEvents: r.streams.ForeignEvents(),
+		GoneStreams: r.stats.goneStreams.Load(), ForeignEvents: r.streams.ForeignEvents(), StaleEvents: r.streams.StaleEvents(),
 		ChunkedOut: r.chunks.sent.Load(), ChunkedIn: r.chunks.received.Load(), PartialsDropped: r.chunks.dropped.Load(),
 		EventsTooLarge: r.node.evw.tooLarge.Load(),
 	}

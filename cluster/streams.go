@@ -15,7 +15,9 @@ import (
 // and every event names the session that sends it: the registry takes an
 // event only for a stream of this run that belongs to the event's session
 // (router.Streams.Offer). An event of another session is dropped and
-// counted. An event for a stream this node does not hold — it was
+// counted; so is an event of an owner epoch lower than one the stream took
+// (the session's earlier owner sends it late: a partition healed, a
+// paused process resumed). An event for a stream this node does not hold — it was
 // unregistered, or it is a stream of this node's earlier run (the node
 // restarted while a call of another node's session was streaming to it) —
 // or that its receiver refused, is reported to the session: a DetachStream
@@ -39,6 +41,9 @@ func (r *Relay) onStreamEvent(ev messages.StreamEvent) {
 	case router.Foreign:
 		r.node.log.Debug("dropping a stream event of another session than its stream's",
 			"stream", ev.Stream.String(), "session", ev.Session, "signal", ev.Signal.String())
+	case router.Stale:
+		r.node.log.Debug("dropping a stream event of an owner that lost its session",
+			"stream", ev.Stream.String(), "session", ev.Session, "epoch", ev.Epoch, "signal", ev.Signal.String())
 	case router.NoStream, router.Refused:
 		if !ev.Signal.Ends() { // nothing follows an event that ends its stream
 			r.reportGone(ev)

@@ -61,7 +61,7 @@ func (r *Relay) locate(ctx context.Context, id, suspect string) (string, error) 
 	// does not end it for the others; each caller waits as long as its own
 	// context lets it.
 	ch := r.lookups.DoChan(id+"\x00"+suspect, func() (any, error) {
-		lctx, cancel := context.WithTimeout(r.ctx, 2*r.node.opts.LeaseTTL+deliverTimeout)
+		lctx, cancel := context.WithTimeout(r.ctx, 2*r.node.leaseTTL()+deliverTimeout)
 		defer cancel()
 		return r.locateOnce(lctx, id, suspect)
 	})
@@ -109,26 +109,41 @@ func (r *Relay) locateOnce(ctx context.Context, id, suspect string) (string, err
 				return "", err
 			}
 		}
+		// The run this start belongs to: if the node gives its sessions
+		// up before the session has started, it was not among them, and
+		// is closed here (below).
 		gen := r.node.lease.gen.Load()
+		if !r.node.acting() {
+			return "", fmt.Errorf("%w: %w", errStorage, errLeaseLapsed)
+		}
+		// Take it over, or start it again here (this node restarted, or
+		// gave it up when its lease lapsed): either way a new epoch, by a
+		// compare-and-swap on the record, so that of the nodes that try
+		// at once one does, and whatever an earlier owner — another node,
+		// or this one's earlier run — still had in flight is refused.
 		next := *rec
-		if rec.Owner != me {
-			// Take it over: a compare-and-swap on the record, so that of
-			// the nodes that try at once, one does.
-			next.Owner, next.Epoch, next.V = me, rec.Epoch+1, recordVersion
-			rev, err = r.swapRecord(ctx, kv, &next, rev)
-			if errors.Is(err, jetstream.ErrKeyExists) {
-				continue // someone else changed it: look again
+		next.Owner, next.Epoch, next.V = me, rec.Epoch+1, recordVersion
+		rev, err = r.swapRecord(ctx, kv, &next, rev)
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			continue // someone else changed it: look again
+		}
+		if err != nil {
+			if r.storageRetry(ctx, &b, err) {
+				continue
 			}
-			if err != nil {
-				if r.storageRetry(ctx, &b, err) {
-					continue
-				}
-				return "", fmt.Errorf("%w: taking a session over: %w", errStorage, err)
-			}
+			return "", fmt.Errorf("%w: taking a session over: %w", errStorage, err)
 		}
 		e := &entry{Session: id, Owner: me, Epoch: next.Epoch, Principal: next.Principal, rev: rev, known: true}
 		r.dir.Store(id, e)
-		if err := r.restore(ctx, e, next.State); err != nil {
+		// The new epoch goes into the event log before it is read: an
+		// append of an earlier owner that lands after it is ignored by
+		// this restore and every later one (events.go).
+		marker, err := r.markEpoch(ctx, id, next.Epoch)
+		if err != nil {
+			r.dir.CompareAndDelete(id, e)
+			return "", fmt.Errorf("%w: marking the session's event log: %w", errStorage, err)
+		}
+		if err := r.restore(ctx, e, next.State, marker); err != nil {
 			return "", err
 		}
 		if r.node.lease.gen.Load() != gen {
@@ -193,18 +208,18 @@ func transient(err error) bool {
 
 // awaitLapse waits, up to a lease TTL and a half, for the lease of owner
 // — which does not answer on its subject, or not in time: it died, hangs,
-// is cut off, or shut down — to lapse, so that the message that found it
-// gone can be delivered after a takeover instead of failing. ErrOwnerBusy
-// if it does not.
+// is cut off, or shut down — to lapse surely (Node.lapsed), so that the
+// message that found it gone can be delivered after a takeover instead of
+// failing. ErrOwnerBusy if it does not.
 func (r *Relay) awaitLapse(ctx context.Context, owner string) error {
-	ttl := r.node.opts.LeaseTTL
+	ttl := r.node.leaseTTL()
 	deadline := time.Now().Add(ttl + ttl/2)
 	for {
-		alive, err := r.node.Alive(ctx, owner)
+		lapsed, err := r.node.lapsed(ctx, owner)
 		if err != nil {
 			return fmt.Errorf("%w: reading the leases: %w", errStorage, err)
 		}
-		if !alive {
+		if lapsed {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -222,13 +237,14 @@ func (r *Relay) awaitLapse(ctx context.Context, owner string) error {
 
 // restore starts session e here from its State (nil: the record was
 // written before initialize's State, which never happens: it starts as
-// new).
-func (r *Relay) restore(ctx context.Context, e *entry, st *session.State) error {
+// new), with its event log read through its epoch marker (the sequence
+// marker).
+func (r *Relay) restore(ctx context.Context, e *entry, st *session.State, marker uint64) error {
 	if st == nil {
 		st = &session.State{}
 	}
 	st.Principal = e.Principal
-	events, err := r.loadEvents(ctx, e.Session)
+	events, err := r.loadEvents(ctx, e.Session, marker)
 	if err != nil {
 		// The session matters more than what it could replay.
 		r.node.log.Warn("the session's event log could not be read whole", "session", session.LogID(e.Session), "err", err)

@@ -47,7 +47,7 @@ const globalAccount = "$G"
 func (n *Node) Topology() Topology {
 	age := time.Duration(-1)
 	if at := n.lease.renewed.Load(); at != 0 {
-		age = n.since() - time.Duration(at)
+		age = n.now().mono - time.Duration(at)
 	}
 	if n.ns == nil {
 		return Topology{Peers: -1, LeaseAge: age, Quorum: true}

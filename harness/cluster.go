@@ -28,10 +28,31 @@ type Cluster struct {
 	Servers []*mcpactors.Server
 }
 
+// ClusterOption configures the nodes of NewCluster.
+type ClusterOption func(*clusterConfig)
+
+type clusterConfig struct {
+	base cluster.Options
+	each []cluster.LocalOption
+}
+
+// WithLeaseTTL gives every node the lease TTL d (default
+// cluster.DefaultLeaseTTL): its sessions are taken over that long after
+// it stops renewing its lease.
+func WithLeaseTTL(d time.Duration) ClusterOption {
+	return func(c *clusterConfig) { c.base.LeaseTTL = d }
+}
+
+// WithNodeOptions changes the options of node i (from 0) before it starts:
+// a FaultClock of its own, say.
+func WithNodeOptions(fn cluster.LocalOption) ClusterOption {
+	return func(c *clusterConfig) { c.each = append(c.each, fn) }
+}
+
 // NewCluster starts n nodes, each with a server from newServer (which
 // must register the same catalog on every call), joined into one cluster.
 // Everything is stopped when the test ends.
-func NewCluster(tb testing.TB, n int, newServer func(testing.TB) *mcpactors.Server) *Cluster {
+func NewCluster(tb testing.TB, n int, newServer func(testing.TB) *mcpactors.Server, opts ...ClusterOption) *Cluster {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), ClusterTimeout)
 	defer cancel()
@@ -39,7 +60,12 @@ func NewCluster(tb testing.TB, n int, newServer func(testing.TB) *mcpactors.Serv
 	if len(name) > 40 {
 		name = name[:40]
 	}
-	nodes, err := cluster.StartLocal(ctx, n, tb.TempDir(), cluster.Options{ClusterName: sanitize(name)})
+	var cfg clusterConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	cfg.base.ClusterName = sanitize(name)
+	nodes, err := cluster.StartLocal(ctx, n, tb.TempDir(), cfg.base, cfg.each...)
 	if err != nil {
 		tb.Fatalf("harness: starting a %d-node cluster: %v", n, err)
 	}

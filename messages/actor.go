@@ -121,6 +121,12 @@ type StreamEvent struct {
 	Session string
 	Signal  StreamSignal
 	Frame   Frame // with SignalFrame
+	// Epoch is the epoch of the session's owner that sent the event (how
+	// many times the session was taken over, plus one; 0: unknown, on
+	// one node or from a release before it). The node holding the stream
+	// drops an event of a lower epoch than one it already took for the
+	// stream: a late event of an owner that lost the session.
+	Epoch uint64
 }
 
 // ActorMessage is the sealed set of messages a session actor accepts from

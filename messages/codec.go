@@ -38,10 +38,13 @@ import (
 //	15 session      bytes   StreamEvent.Session
 //	16 traceparent  bytes   HandleRequest.Trace.Parent (W3C trace context)
 //	17 tracestate   bytes   HandleRequest.Trace.State
+//	18 epoch        varint  StreamEvent.Epoch
 //
-// An actor message has no signal, event id, end or session; a stream event
-// has only fields 3, 4, 14, 15 and 11, and 10, 12 and 13 for SignalFrame.
-// (Fields 16 and 17 came with tracing: a node before them skips them, and
+// An actor message has no signal, event id, end, session or epoch; a
+// stream event has only fields 3, 4, 14, 15, 18 and 11, and 10, 12 and 13
+// for SignalFrame. (Field 18 came with the edge's epoch check: a node
+// before it skips it, and its events carry epoch 0, which the check lets
+// through. Fields 16 and 17 came with tracing: a node before them skips them, and
 // its requests carry no trace. Fields 14 and 15 came after the rest: an encoding without them has a
 // zero boot and no session, which a stream registry refuses.) A frame's payload
 // is absent for a priming event and otherwise never empty. Payloads and
@@ -169,7 +172,7 @@ func EncodeStreamEvent(ev StreamEvent) ([]byte, error) {
 	if ev.Signal > SignalNotFound {
 		return nil, fmt.Errorf("%w: unknown signal %d", ErrBadEncoding, ev.Signal)
 	}
-	e := envelope{session: ev.Session, signal: uint64(ev.Signal)}
+	e := envelope{session: ev.Session, signal: uint64(ev.Signal), epoch: ev.Epoch}
 	e.setStream(ev.Stream)
 	if ev.Signal == SignalFrame {
 		if ev.Frame.Data != nil && len(ev.Frame.Data) == 0 {
@@ -200,7 +203,7 @@ func (e *envelope) streamEvent() (StreamEvent, error) {
 	if e.signal > uint64(SignalNotFound) {
 		return StreamEvent{}, fmt.Errorf("%w: unknown signal %d", ErrBadEncoding, e.signal)
 	}
-	ev := StreamEvent{Stream: e.stream(), Session: e.session, Signal: StreamSignal(e.signal)}
+	ev := StreamEvent{Stream: e.stream(), Session: e.session, Signal: StreamSignal(e.signal), Epoch: e.epoch}
 	if ev.Signal == SignalFrame {
 		if e.payload != nil && len(e.payload) == 0 {
 			return StreamEvent{}, fmt.Errorf("%w: empty frame data", ErrBadEncoding)

@@ -43,8 +43,9 @@ const (
 	fieldSession     protowire.Number = 15
 	fieldTraceParent protowire.Number = 16
 	fieldTraceState  protowire.Number = 17
+	fieldEpoch       protowire.Number = 18
 
-	lastField = fieldTraceState
+	lastField = fieldEpoch
 )
 
 // The values of fieldType, one per actor message. 0 is no type.
@@ -79,6 +80,7 @@ type envelope struct {
 	session     string
 	traceParent string
 	traceState  string
+	epoch       uint64
 }
 
 // field returns a pointer to the field num stands for: a *uint64 for a
@@ -120,6 +122,8 @@ func (e *envelope) field(num protowire.Number) any {
 		return &e.traceParent
 	case fieldTraceState:
 		return &e.traceState
+	case fieldEpoch:
+		return &e.epoch
 	}
 	return nil
 }

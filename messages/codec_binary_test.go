@@ -31,6 +31,7 @@ const (
 	fieldEnd         protowire.Number = 13
 	fieldStreamBoot  protowire.Number = 14
 	fieldSession     protowire.Number = 15
+	fieldEpoch       protowire.Number = 18
 )
 
 // envelopeOf is the binary envelope of fields: the format marker, their

@@ -214,6 +214,21 @@ var goldenStreamEvents = []struct {
 		),
 	},
 	{
+		name: "frame of an owner's epoch",
+		ev: messages.StreamEvent{Stream: messages.StreamID{Node: "n1", Boot: 5, N: 7}, Session: "n2.abc", Epoch: 3,
+			Frame: messages.Frame{EventID: "3-2", Data: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), End: true}},
+		binary: envelopeOf(
+			bytesField(fieldStreamNode, "n1"),
+			varintField(fieldStreamN, 7),
+			bytesField(fieldPayload, `{"jsonrpc":"2.0","id":1,"result":{}}`),
+			bytesField(fieldEventID, "3-2"),
+			varintField(fieldEnd, 1),
+			varintField(fieldStreamBoot, 5),
+			bytesField(fieldSession, "n2.abc"),
+			varintField(fieldEpoch, 3),
+		),
+	},
+	{
 		name: "signal of a session, named for life",
 		ev:   messages.StreamEvent{Stream: messages.StreamID{Node: "n1", Boot: 5, N: 7}, Session: "n2.abc", Signal: messages.SignalNotFound},
 		binary: envelopeOf(bytesField(fieldStreamNode, "n1"), varintField(fieldStreamN, 7), varintField(fieldSignal, 5),

@@ -26,6 +26,7 @@ type ClusterStats struct {
 	Acting               bool  // the node acts for its sessions (its lease is surely alive)
 	GoneStreams          int64 // sessions told that a stream they sent an event to is gone
 	ForeignEvents        int64 // stream events dropped for coming from another session than their stream's
+	StaleEvents          int64 // stream events dropped for coming from an owner of an earlier epoch
 	ChunkedOut           int64 // messages sent to other nodes in chunks
 	ChunkedIn            int64 // messages received from other nodes in chunks and put together
 	PartialsDropped      int64 // messages received in chunks and dropped before they were whole
@@ -50,6 +51,7 @@ type ClusterStats struct {
 //	mcp_cluster_acting                     (1 while the node's lease is surely alive, else 0)
 //	mcp_cluster_gone_streams_total
 //	mcp_cluster_foreign_stream_events_total
+//	mcp_cluster_stale_stream_events_total
 //	mcp_cluster_chunked_messages_total{direction="out|in"}
 //	mcp_cluster_partial_messages_dropped_total
 //	mcp_cluster_events_too_large_total
@@ -103,6 +105,8 @@ func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 			func(s ClusterStats) float64 { return float64(s.GoneStreams) }),
 		counter("mcp_cluster_foreign_stream_events_total", "Stream events dropped for coming from another session than their stream's.", nil,
 			func(s ClusterStats) float64 { return float64(s.ForeignEvents) }),
+		counter("mcp_cluster_stale_stream_events_total", "Stream events dropped for coming from an owner that lost the session (an earlier epoch than one the stream took).", nil,
+			func(s ClusterStats) float64 { return float64(s.StaleEvents) }),
 		counter("mcp_cluster_chunked_messages_total", chunkedHelp, out, func(s ClusterStats) float64 { return float64(s.ChunkedOut) }),
 		counter("mcp_cluster_chunked_messages_total", chunkedHelp, in, func(s ClusterStats) float64 { return float64(s.ChunkedIn) }),
 		counter("mcp_cluster_partial_messages_dropped_total", "Messages received in chunks and dropped before they were whole (a chunk lost, out of order or late; a bound broken).", nil,

@@ -34,6 +34,7 @@ type Streams struct {
 	next    atomic.Uint64
 	m       sync.Map     // uint64 → *registration
 	foreign atomic.Int64 // events refused for coming from another session
+	stale   atomic.Int64 // events refused for coming from an owner of an earlier epoch
 }
 
 // registration is one stream of the registry.
@@ -41,7 +42,9 @@ type registration struct {
 	// session is the session the stream belongs to; nil until its first
 	// event for a stream registered without one.
 	session atomic.Pointer[string]
-	r       Receiver
+	// epoch is the highest owner epoch of the events the stream took.
+	epoch atomic.Uint64
+	r     Receiver
 }
 
 // Delivery says what became of an event handed to a registry (Offer).
@@ -59,6 +62,10 @@ const (
 	// Foreign: the stream belongs to another session than the event's;
 	// the event is dropped.
 	Foreign
+	// Stale: the stream took an event of a later owner epoch of its
+	// session than the event's (the event comes from an owner that lost
+	// the session); it is dropped.
+	Stale
 )
 
 // String names the outcome.
@@ -72,6 +79,8 @@ func (d Delivery) String() string {
 		return "no-stream"
 	case Foreign:
 		return "foreign"
+	case Stale:
+		return "stale"
 	}
 	return "delivery(?)"
 }
@@ -123,7 +132,8 @@ func (s *Streams) Unregister(id messages.StreamID) {
 func (s *Streams) Deliver(ev messages.StreamEvent) bool { return s.Offer(ev) == Delivered }
 
 // Offer hands ev to the receiver of its stream, if the registry holds the
-// stream and it belongs to ev's session, and says what became of it.
+// stream, it belongs to ev's session, and it has taken no event of a later
+// owner epoch (ev.Epoch 0 is not compared), and says what became of it.
 func (s *Streams) Offer(ev messages.StreamEvent) Delivery {
 	reg := s.lookup(ev.Stream)
 	if reg == nil {
@@ -139,6 +149,10 @@ func (s *Streams) Offer(ev messages.StreamEvent) Delivery {
 		s.foreign.Add(1)
 		return Foreign
 	}
+	if ev.Epoch != 0 && !reg.takeEpoch(ev.Epoch) {
+		s.stale.Add(1)
+		return Stale
+	}
 	if !reg.r.Receive(ev) {
 		return Refused
 	}
@@ -148,6 +162,24 @@ func (s *Streams) Offer(ev messages.StreamEvent) Delivery {
 // ForeignEvents returns how many events the registry dropped because they
 // came from another session than their stream's.
 func (s *Streams) ForeignEvents() int64 { return s.foreign.Load() }
+
+// StaleEvents returns how many events the registry dropped because they
+// came from an owner of an earlier epoch than one their stream heard from.
+func (s *Streams) StaleEvents() int64 { return s.stale.Load() }
+
+// takeEpoch raises the stream's epoch to e and reports true, or reports
+// false when the stream has taken an event of a later epoch.
+func (reg *registration) takeEpoch(e uint64) bool {
+	for {
+		cur := reg.epoch.Load()
+		if e < cur {
+			return false
+		}
+		if e == cur || reg.epoch.CompareAndSwap(cur, e) {
+			return true
+		}
+	}
+}
 
 // Gone reports whether stream id is held here no longer, or its client has
 // gone.

@@ -179,3 +179,27 @@ func TestStreamsGone(t *testing.T) {
 	r.gone.Store(true)
 	assert.True(t, s.Gone(id), "Gone follows the receiver")
 }
+
+// TestStreamsDropLowerEpochs: a stream keeps the highest owner epoch of
+// the events it took and drops an event of a lower one — a late event of
+// an owner that lost the session. Events of no epoch (one node, or a
+// release before epochs) are not compared.
+func TestStreamsDropLowerEpochs(t *testing.T) {
+	s := router.NewStreams("n1")
+	r := &recorder{}
+	id := s.Register(sess, r)
+	frame := func(epoch uint64, data string) messages.StreamEvent {
+		return messages.StreamEvent{Stream: id, Session: sess, Epoch: epoch, Frame: messages.Frame{Data: []byte(data)}}
+	}
+	assert.Equal(t, router.Delivered, s.Offer(frame(1, `{"a":1}`)))
+	assert.Equal(t, router.Delivered, s.Offer(frame(2, `{"a":2}`)), "the new owner's")
+	assert.Equal(t, router.Stale, s.Offer(frame(1, `{"a":3}`)), "the old owner's, late")
+	assert.Equal(t, router.Delivered, s.Offer(frame(2, `{"a":4}`)))
+	assert.Equal(t, router.Delivered, s.Offer(frame(0, `{"a":5}`)), "no epoch: not compared")
+	assert.Equal(t, int64(1), s.StaleEvents())
+	var got []string
+	for _, ev := range r.events() {
+		got = append(got, string(ev.Frame.Data))
+	}
+	assert.Equal(t, []string{`{"a":1}`, `{"a":2}`, `{"a":4}`, `{"a":5}`}, got)
+}

@@ -100,6 +100,11 @@ type Config struct {
 	// Streams carries the sessions' frames to the streams they are
 	// addressed to (the node's stream registry, or the cluster). Required.
 	Streams Streams
+	// Acting, when set, returns the context a handler starting now runs
+	// under, besides its request's: it ends when this node may no longer
+	// act for its sessions (a cluster node's lease deadline), so that no
+	// handler of a session runs on once another node may take it over.
+	Acting func() context.Context
 	// Go runs handlers off the mailbox (nil: a new goroutine each; the
 	// root package's server reuses goroutines unless told otherwise, see
 	// its Options.FreshHandlerGoroutines).

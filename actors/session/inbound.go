@@ -106,8 +106,14 @@ func (a *sessionActor) handleRequest(req *messages.Message, conn messages.Stream
 	}
 	// Not a child of any session context: registering with a parent costs
 	// a map insert and delete per request; close cancels every in-flight
-	// request itself.
-	ctx, cancel := context.WithCancel(context.Background())
+	// request itself. In a cluster it is a child of the node's lease,
+	// which ends at the node's deadline, before any other node may take
+	// the session over (Config.Acting).
+	parent := context.Background()
+	if a.cfg.Acting != nil {
+		parent = a.cfg.Acting()
+	}
+	ctx, cancel := context.WithCancel(parent)
 	a.inflight[req.ID] = &inflight{cancel: cancel, stream: a.streams.open(conn, req.ID)}
 	sess, cfg, log := a.newSession(req), a.cfg, a.log
 	job := func() { serve(ctx, cfg, sess, req, log, start) }
