@@ -21,7 +21,10 @@
 //	tools_timing.go    log messages and progress while a call runs, cancellation
 //	tools_dynamic.go   changing the catalog and resources at runtime (list_changed,
 //	                   resources/updated)
-//	tools_session.go   per-session data that survives a change of node (a counter)
+//	tools_session.go   per-session data that survives a change of node (a counter
+//	                   and its read)
+//	tools_hold.go      a handler run that reports, and logs, its node and times
+//	options.go         Register's options: the node ID and logger test_hold uses
 //	resources.go       resources and a resource template
 //	prompts.go         prompts and argument completion
 //

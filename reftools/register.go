@@ -4,6 +4,7 @@ import (
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -18,7 +19,8 @@ var noArgs = jsontext.Value(`{"type":"object","properties":{}}`)
 // refSet is the reference set registered on one server: the state its
 // handlers share.
 type refSet struct {
-	srv *mcpactors.Server
+	srv  *mcpactors.Server
+	opts options // read only
 }
 
 // Register adds every tool, resource, resource template, prompt and
@@ -26,11 +28,14 @@ type refSet struct {
 // watched resource's version are srv's (ToggleTool, ResourceVersion), so
 // that in a cluster every node serves the same. It fails with the first
 // item srv refuses.
-func Register(srv *mcpactors.Server) error {
+func Register(srv *mcpactors.Server, opts ...Option) error {
 	if srv == nil {
 		return ErrNilServer
 	}
-	s := &refSet{srv: srv}
+	s := &refSet{srv: srv, opts: options{log: slog.Default()}}
+	for _, o := range opts {
+		o(&s.opts)
+	}
 	for _, add := range []func() error{
 		s.addContentTools,
 		s.addClientTools,

@@ -53,6 +53,7 @@ func TestToolsList(t *testing.T) {
 		"test_multiple_content_types", "test_tool_with_logging", "test_tool_with_progress",
 		"test_error_handling", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums",
 		"test_reconnection", "test_roots", "test_touch_watched", "test_toggle_tool", "test_counter",
+		"test_counter_get",
 		// The fixtures of the 2026-07-28 suite (tools_modern.go).
 		"test_input_required_result_elicitation", "test_input_required_result_sampling",
 		"test_input_required_result_list_roots", "test_input_required_result_request_state",
@@ -67,6 +68,7 @@ func TestToolsList(t *testing.T) {
 		"test_echo":                `{"type":"object","properties":{"text":{"type":"string","description":"The text to return unchanged"}},"required":["text"]}`,
 		"json_schema_2020_12_tool": jsonSchema2020,
 		"test_slow":                "",
+		"test_hold":                `{"type":"object","properties":{"seconds":{"type":"number","minimum":0,"maximum":3600,"default":2,"description":"How long to hold, from 0 to 3600; a cancellation ends the hold sooner"}}}`,
 		"test_custom_headers":      "",
 	}
 	var names []string

@@ -10,7 +10,8 @@ import (
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
-// counterKey is the per-session data key test_counter keeps its count in.
+// counterKey is the per-session data key test_counter keeps its count in
+// and test_counter_get reads.
 const counterKey = "counter"
 
 // counterLocks serialise test_counter's read-increment-write per session
@@ -31,10 +32,11 @@ func (c *counterLocks) of(id string) *sync.Mutex {
 	return &c.locks[maphash.String(c.seed, id)%uint64(len(c.locks))]
 }
 
-// addSessionTools adds the tools that keep per-session data.
+// addSessionTools adds the tools that keep per-session data, and
+// test_hold, which shows where a session's handlers run.
 func (s *refSet) addSessionTools() error {
 	locks := newCounterLocks()
-	return s.addTools([]tool{
+	err := s.addTools([]tool{
 		{&messages.Tool{Name: "test_counter", Description: "Increments a counter kept in the session's data (key \"counter\", from 0) and returns the new value, e.g. \"1\"", InputSchema: noArgs},
 			func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
 				mu := locks.of(sess.ID())
@@ -49,21 +51,46 @@ func (s *refSet) addSessionTools() error {
 				}
 				return text(strconv.FormatInt(n, 10)), nil
 			}},
+		// No lock: a read sees the counter before or after an increment
+		// that runs at once, either of which is right.
+		{&messages.Tool{Name: "test_counter_get", Description: "Returns the counter test_counter keeps in the session's data (key \"counter\"), \"0\" before any increment, without changing it", InputSchema: noArgs},
+			func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+				n, err := readCounter(ctx, sess)
+				if err != nil {
+					return nil, err
+				}
+				if n < 0 {
+					return toolError("the session's counter holds no number"), nil
+				}
+				return text(strconv.FormatInt(n, 10)), nil
+			}},
 	})
+	if err != nil {
+		return err
+	}
+	return s.addHoldTool()
+}
+
+// readCounter returns the session's counter: 0 when there is none, -1
+// when the stored value is not a number.
+func readCounter(ctx context.Context, sess *mcpactors.Session) (int64, error) {
+	raw, found, err := sess.GetData(ctx, counterKey)
+	if err != nil || !found {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || n < 0 {
+		return -1, nil
+	}
+	return n, nil
 }
 
 // incrementCounter adds one to the session's counter and returns the new
 // value, or -1 when the stored value is not a number (left as it is).
 func incrementCounter(ctx context.Context, sess *mcpactors.Session) (int64, error) {
-	raw, found, err := sess.GetData(ctx, counterKey)
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	if found {
-		if n, err = strconv.ParseInt(string(raw), 10, 64); err != nil || n < 0 {
-			return -1, nil
-		}
+	n, err := readCounter(ctx, sess)
+	if err != nil || n < 0 {
+		return n, err
 	}
 	n++
 	if err := sess.PutData(ctx, counterKey, []byte(strconv.FormatInt(n, 10))); err != nil {

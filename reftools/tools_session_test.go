@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-actors/mcp-actors/harness"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -50,4 +51,30 @@ func TestCounterConcurrent(t *testing.T) {
 	}
 	assert.ElementsMatch(t, want, got)
 	require.Equal(t, strconv.Itoa(n+1), callText(t, c, "test_counter", nil))
+}
+
+// TestCounterGet: test_counter_get reads what test_counter counted, each
+// session its own, and changes nothing.
+func TestCounterGet(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.Connect(), h.Connect()
+	for i, step := range []struct {
+		c    *harness.Client
+		tool string
+		want string
+	}{
+		{a, "test_counter_get", "0"},
+		{a, "test_counter_get", "0"},
+		{a, "test_counter", "1"},
+		{a, "test_counter_get", "1"},
+		{a, "test_counter", "2"},
+		{b, "test_counter_get", "0"},
+		{a, "test_counter_get", "2"},
+		{a, "test_counter_get", "2"},
+		{a, "test_counter", "3"},
+		{b, "test_counter", "1"},
+		{b, "test_counter_get", "1"},
+	} {
+		assert.Equal(t, step.want, callText(t, step.c, step.tool, nil), "step %d: %s", i+1, step.tool)
+	}
 }

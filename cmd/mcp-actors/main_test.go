@@ -236,8 +236,8 @@ func TestStdioEmptyCatalog(t *testing.T) {
 }
 
 // referenceTools is how many tools --reference-tools lists: the reference
-// set's 20 and the 14 fixtures of the 2026-07-28 conformance suite.
-const referenceTools = 34
+// set's 22 and the 14 fixtures of the 2026-07-28 conformance suite.
+const referenceTools = 36
 
 func TestStdioEnvironment(t *testing.T) {
 	p := start(t, []string{"MCP_ACTORS_REFERENCE_TOOLS=true", "MCP_ACTORS_LOG_FORMAT=json", "MCP_ACTORS_LOG_LEVEL=debug"}, "stdio")

@@ -141,7 +141,7 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv, err := newServer(log, c.ReferenceTools, func(o *mcpactors.Options) {
+	srv, err := newServer(log, c.ReferenceTools, node.ID(), func(o *mcpactors.Options) {
 		o.Limits = session.Limits{IdleTimeout: c.SessionTTL, MaxLifetime: c.MaxLifetime}
 		o.MaxSessions = c.MaxSessions
 		o.MaxParked, o.RequestStateTTL = c.MaxParked, c.RequestStateTTL

@@ -17,15 +17,16 @@ const closeTimeout = 5 * time.Second
 
 // newServer returns the server every command serves: named "mcp-actors",
 // with the reference set when referenceTools is set and an empty catalog
-// otherwise.
-func newServer(log *slog.Logger, referenceTools bool, configure ...func(*mcpactors.Options)) (*mcpactors.Server, error) {
+// otherwise. nodeID is the cluster node's ID ("" without one), which the
+// reference set's test_hold reports.
+func newServer(log *slog.Logger, referenceTools bool, nodeID string, configure ...func(*mcpactors.Options)) (*mcpactors.Server, error) {
 	opts := &mcpactors.Options{Logger: log}
 	for _, c := range configure {
 		c(opts)
 	}
 	srv := mcpactors.NewServer(messages.Implementation{Name: "mcp-actors", Version: release()}, opts)
 	if referenceTools {
-		if err := reftools.Register(srv); err != nil {
+		if err := reftools.Register(srv, reftools.WithNodeID(nodeID), reftools.WithLogger(log)); err != nil {
 			return nil, fmt.Errorf("registering the reference tools: %w", err)
 		}
 	}

@@ -16,7 +16,7 @@ type stdioCmd struct {
 // Run serves until stdin ends or ctx is cancelled (by a signal); both are a
 // clean exit.
 func (c *stdioCmd) Run(ctx context.Context, log *slog.Logger) error {
-	srv, err := newServer(log, c.ReferenceTools)
+	srv, err := newServer(log, c.ReferenceTools, "")
 	if err != nil {
 		return err
 	}

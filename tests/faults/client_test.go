@@ -145,10 +145,11 @@ func (s *session) call(ctx context.Context, i int, tool string, bound time.Durat
 
 // callWith calls tool with args on the session through node i and
 // records it: a result's single text is its value; an error, an isError
-// result, an HTTP status other than 200 or a broken connection fail it;
-// nothing within bound gives it up. The request's progressToken is its
-// ID. The whole response is read — every frame of an SSE stream — and a
-// frame that is neither its response nor its own progress is a stray.
+// result or a broken connection fail it; an HTTP status other than 200
+// refuses it (it never reached a handler); nothing within bound gives it
+// up. The request's progressToken is its ID. The whole response is read
+// — every frame of an SSE stream — and a frame that is neither its
+// response nor its own progress is a stray.
 func (s *session) callWith(ctx context.Context, i int, tool string, args map[string]any, bound time.Duration) {
 	s.seq++
 	reqID := fmt.Sprintf("%s-%d", s.name, s.seq)
@@ -168,7 +169,7 @@ func (s *session) callWith(ctx context.Context, i int, tool string, args map[str
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
-		s.c.hist.fail(n, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b)), false)
+		s.c.hist.refuse(n, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b)))
 		return
 	}
 	wantID, _ := json.Marshal(reqID)

@@ -17,8 +17,9 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // call is a hand-written test_counter call of session s through node,
 // from second a to second b, with its result: a number is the value read,
-// "!" an error that came back, "?" nothing within the bound, "" still
-// pending.
+// "!" an error that came back (it may have counted), "x" an HTTP status
+// that refused it (it never ran), "?" nothing within the bound, ""
+// still pending.
 func call(s, node string, a, b float64, result string) op {
 	o := op{session: s, node: node, tool: counterTool,
 		start: t0.Add(time.Duration(a * float64(time.Second))), end: t0.Add(time.Duration(b * float64(time.Second)))}
@@ -26,12 +27,21 @@ func call(s, node string, a, b float64, result string) op {
 	case "":
 		o.outcome, o.end = pending, time.Time{}
 	case "!":
-		o.outcome, o.err = failed, "HTTP 503"
+		o.outcome, o.err = failed, "JSON-RPC error -32603: the request may have taken effect before its node was lost"
+	case "x":
+		o.outcome, o.err, o.refused = failed, "HTTP 503: no quorum", true
 	case "?":
 		o.outcome, o.err = unanswered, "context deadline exceeded"
 	default:
 		o.outcome, o.value, o.answers = answered, result, 1
 	}
+	return o
+}
+
+// get is a hand-written test_counter_get call, as call.
+func get(s, node string, a, b float64, result string) op {
+	o := call(s, node, a, b, result)
+	o.tool = counterGetTool
 	return o
 }
 
@@ -106,27 +116,29 @@ func TestCheckBadHistories(t *testing.T) {
 		ops  []op
 		want []string
 	}{
-		{"a repeat", numbered(seq("a", "1", "2", "2", "3")), []string{twoOwners}},
-		{"a step back", numbered(seq("a", "1", "2", "3", "1")), []string{twoOwners}},
+		// Each counter violation is one of the arithmetic checks' and
+		// one of Porcupine's: two views of one broken promise.
+		{"a repeat", numbered(seq("a", "1", "2", "2", "3")), []string{twoOwners, notLinearizable}},
+		{"a step back", numbered(seq("a", "1", "2", "3", "1")), []string{twoOwners, notLinearizable}},
 		// What the issue saw after SIGCONT: n1 and n2 both answer.
-		{"two owners interleaved", numbered(seq("a", "24", "13", "25", "14", "26")), []string{twoOwners, twoOwners}},
+		{"two owners interleaved", numbered(seq("a", "24", "13", "25", "14", "26")), []string{twoOwners, twoOwners, notLinearizable}},
 		// Every read after a lost write is at or below the last one before
 		// it: one violation.
-		{"a write lost at a takeover", numbered(seq("a", "1", "2", "3", "!", "2", "3", "4")), []string{twoOwners}},
+		{"a write lost at a takeover", numbered(seq("a", "1", "2", "3", "!", "2", "3", "4")), []string{twoOwners, notLinearizable}},
 		{"two calls at once read one value", numbered([]op{
 			call("a", "n1", 0, 2, "1"),
 			call("a", "n2", 1, 3, "1"),
-		}), []string{twoOwners}},
-		{"a gap without a failed call", numbered(seq("a", "1", "2", "4")), []string{unexplained}},
-		{"the first read is not 1", numbered(seq("a", "2", "3")), []string{unexplained}},
-		{"two gaps after one failed call", numbered(seq("a", "1", "!", "3", "5")), []string{unexplained}},
-		{"a failed call after the gap explains nothing", numbered(seq("a", "1", "3", "!")), []string{unexplained}},
+		}), []string{twoOwners, notLinearizable}},
+		{"a gap without a failed call", numbered(seq("a", "1", "2", "4")), []string{unexplained, notLinearizable}},
+		{"the first read is not 1", numbered(seq("a", "2", "3")), []string{unexplained, notLinearizable}},
+		{"two gaps after one failed call", numbered(seq("a", "1", "!", "3", "5")), []string{unexplained, notLinearizable}},
+		{"a failed call after the gap explains nothing", numbered(seq("a", "1", "3", "!")), []string{unexplained, notLinearizable}},
 		{"not a count", numbered(seq("a", "1", "two")), []string{twoOwners}},
 		{"still outstanding", numbered(seq("a", "1", "")), []string{notEnded}},
 		{"nothing came back", numbered(seq("a", "1", "?", "3")), []string{noAnswer}},
 		{"answered twice", numbered(twice), []string{answeredTwice}},
 		{"a stranger's frame", numbered(stray), []string{strayFrame}},
-		{"sessions are checked on their own", numbered(seq("a", "1", "2"), seq("b", "1", "1")), []string{twoOwners}},
+		{"sessions are checked on their own", numbered(seq("a", "1", "2"), seq("b", "1", "1")), []string{twoOwners, notLinearizable}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vs := check(tc.ops)
@@ -138,19 +150,25 @@ func TestCheckBadHistories(t *testing.T) {
 // TestCheckNamesTheOperations: a violation lists the calls that show it.
 func TestCheckNamesTheOperations(t *testing.T) {
 	vs := check(numbered(seq("a", "1", "2", "1")))
-	require.Len(t, vs, 1)
+	require.Equal(t, []string{twoOwners, notLinearizable}, kinds(vs))
 	text := vs[0].String()
 	assert.Contains(t, text, "two owners or a lost write: a step back: 1 after 2")
 	assert.Contains(t, text, `#2 a test_counter via n2`)
 	assert.Contains(t, text, `#3 a test_counter via n3`)
 	assert.Len(t, vs[0].ops, 2)
+
+	text = vs[1].String()
+	assert.Contains(t, text, "not linearizable: no order of the session's 3 counter calls explains the values read: "+
+		`the longest that explains some (2 calls) ends with the first shown, and none lets test_counter → "1", the second, follow it`)
+	assert.Contains(t, text, `#2 a test_counter via n2`)
+	assert.Contains(t, text, `#3 a test_counter via n3`)
 }
 
 // TestCheckCollapsesALostWrite: the reads below one earlier read are one
 // violation, naming the first and the last of them.
 func TestCheckCollapsesALostWrite(t *testing.T) {
 	vs := check(numbered(seq("a", "1", "2", "3", "4", "1", "2", "3", "4", "5")))
-	require.Len(t, vs, 1, "%v", vs)
+	require.Equal(t, []string{twoOwners, notLinearizable}, kinds(vs), "%v", vs)
 	assert.Equal(t, 3, vs[0].more)
 	require.Len(t, vs[0].ops, 3)
 	assert.Equal(t, []string{"4", "1", "4"}, []string{vs[0].ops[0].value, vs[0].ops[1].value, vs[0].ops[2].value})
@@ -170,7 +188,7 @@ func TestHistoryRecords(t *testing.T) {
 				n := h.begin(s, "n1", counterTool)
 				switch i % 10 {
 				case 0:
-					h.fail(n, errors.New("HTTP 503"), false)
+					h.fail(n, errors.New("JSON-RPC error -32603: may have taken effect"), false)
 				default:
 					h.answer(n, fmt.Sprint(i))
 				}
@@ -198,4 +216,12 @@ func TestHistoryRecords(t *testing.T) {
 	assert.Equal(t, 2, o.answers)
 	assert.Equal(t, []string{answeredTwice, strayFrame}, kinds(check([]op{o})))
 	assert.True(t, strings.HasPrefix(o.String(), "#"+fmt.Sprint(n)+" late test_counter via n2"))
+
+	n = h.begin("refused", "n3", counterTool)
+	h.refuse(n, errors.New("HTTP 503: no quorum"))
+	h.answer(n, "1") // too late: the request ended
+	o = h.snapshot()[n-1]
+	assert.Equal(t, failed, o.outcome)
+	assert.True(t, o.refused, "no handler ran")
+	assert.Equal(t, "HTTP 503: no quorum", o.err)
 }

@@ -3,6 +3,7 @@ package faults_test
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 //
 //	client ──begin──▶ op (pending) ──answer──▶ answered (value)
 //	                               ├─fail────▶ failed (an error came back)
+//	                               ├─refuse──▶ failed, refused (an HTTP status other than 200)
 //	                               └─giveUp──▶ unanswered (nothing within the bound)
 //	       ──answer again / a stranger's frame on its stream──▶ noted on the op
 type history struct {
@@ -60,6 +62,7 @@ type op struct {
 	outcome  outcome
 	value    string   // the result's text (answered)
 	err      string   // what came back instead (failed, unanswered)
+	refused  bool     // failed with an HTTP status other than 200, before any stream: no handler ran
 	answers  int      // responses its client got for it (more than one: a violation)
 	progress int      // its own progress notifications
 	strays   []string // frames on its stream that were not its own
@@ -119,6 +122,17 @@ func (h *history) fail(n int, err error, isResponse bool) {
 	}
 }
 
+// refuse ends request n that an HTTP status other than 200 refused
+// before any stream opened: it never reached a handler.
+func (h *history) refuse(n int, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	o := &h.ops[n-1]
+	if o.outcome == pending {
+		o.outcome, o.err, o.end, o.refused = failed, err.Error(), time.Now(), true
+	}
+}
+
 // giveUp ends request n for which nothing came back within the client's
 // bound.
 func (h *history) giveUp(n int, err error) {
@@ -162,6 +176,9 @@ type violation struct {
 	detail string
 	ops    []op
 	more   int // further reads at or below the same earlier read; the last one is the last op
+	// visualize writes Porcupine's picture of the history that shows it
+	// (an HTML page), or is nil.
+	visualize func(io.Writer) error
 }
 
 // The kinds of violation check reports.
@@ -172,6 +189,12 @@ const (
 	strayFrame    = "a frame of another request on its stream"
 	twoOwners     = "two owners or a lost write"
 	unexplained   = "more increments than calls"
+	// history_linear_test.go
+	notLinearizable = "not linearizable"
+	undecided       = "linearizability not decided in time"
+	// history_hold_test.go
+	holdsOverlap = "handler runs overlap across nodes"
+	notARun      = "a test_hold answer that is not a run"
 )
 
 func (v violation) String() string {
@@ -189,11 +212,16 @@ func (v violation) String() string {
 // maxShown bounds the operations a violation lists besides its own.
 const maxShown = 5
 
-// counterTool is the tool whose values check reads.
-const counterTool = "test_counter"
+// The tools whose answers check reads.
+const (
+	counterTool    = "test_counter"     // increments the session's counter, answers the new value
+	counterGetTool = "test_counter_get" // answers the session's counter
+	holdTool       = "test_hold"        // answers where and when its handler ran (holdRun)
+)
 
-// check reads a whole history and returns every violation of the
-// promises a client can see:
+// check reads a whole history, and the test_hold runs logged by the
+// nodes (loggedHolds), and returns every violation of the promises a
+// client can see:
 //
 //   - each request is answered at most once, and its stream carries only
 //     its own frames;
@@ -208,11 +236,21 @@ const counterTool = "test_counter"
 //     client may still run), but each counts at most once. (Not checked
 //     for a session whose values already show two owners: the gaps of
 //     two mixed sequences say nothing more.)
+//   - test_counter's and test_counter_get's values per session are
+//     linearizable (Porcupine, history_linear_test.go): some order of
+//     the calls, each within its own start and end, explains every value
+//     read, a call whose outcome the client could not know counting at
+//     most once, at any time after it started, and a refused one never.
+//     This is what shows a stale owner's read: a value below an
+//     increment acknowledged before the read started.
+//   - test_hold's runs per session, answered or logged: no run on one
+//     node overlaps a run on another (history_hold_test.go).
 //
 // The counter checks read each session's calls in real time, so they
 // hold for calls that overlap as well as for a client that calls one at
-// a time (where a gap may only follow a failed call).
-func check(ops []op) []violation {
+// a time (where a gap may only follow a failed call). The arithmetic
+// ones read test_counter alone: a read counts nothing.
+func check(ops []op, logged ...holdRun) []violation {
 	var out []violation
 	for _, o := range ops {
 		switch {
@@ -244,7 +282,10 @@ func check(ops []op) []violation {
 	for _, s := range sessions {
 		out = append(out, checkCounter(bySession[s])...)
 	}
-	return out
+	out = append(out, checkLinearizable(ops)...)
+	runs, unread := holdRuns(ops)
+	out = append(out, unread...)
+	return append(out, checkHolds(append(runs, logged...))...)
 }
 
 // checkCounter checks the test_counter calls of one session.

@@ -1,10 +1,14 @@
 package faults_test
 
 import (
-	"cmp"
 	"context"
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,10 +21,11 @@ import (
 const pace = 100 * time.Millisecond
 
 // workload is the clients of a test: one goroutine per session, calling
-// its tool (test_counter unless the loop names another) once per pace (or
+// its tools (counterMix unless the loop names others) once per pace (or
 // as soon as the last call ended, when that took longer), each call to
-// the next node of its rotation, until stop. Calls are bounded by their own bound, not by stop: a call in
-// flight when the workload stops ends as it would have.
+// the next node of its rotation, until stop. Calls are bounded by their
+// own bound, not by stop: a call in flight when the workload stops ends
+// as it would have.
 type workload struct {
 	stopped chan struct{}
 	once    sync.Once
@@ -28,14 +33,38 @@ type workload struct {
 }
 
 // loop is one session's client: its rotation over the nodes (indexes into
-// the cluster's nodes), the bound of each call, and the tool it calls
-// with its arguments.
+// the cluster's nodes), the bound of each call, and the tools it calls.
 type loop struct {
 	s     *session
 	nodes []int
 	bound time.Duration
-	tool  string         // counterTool when ""
-	args  map[string]any // read only
+	tool  string         // the one tool it calls, with args; when "", tools
+	args  map[string]any // tool's arguments; read only
+	// tools are called without arguments, each call picking one at
+	// random (a tool listed twice, twice as often) from a source seeded
+	// with the session's name; counterMix when empty.
+	tools []string
+}
+
+// counterMix is what a loop calls unless told otherwise: test_counter,
+// and every third call or so test_counter_get, so that every fault test
+// reads as well as writes (a stale owner shows in reads: FAULTS.md).
+var counterMix = []string{counterTool, counterTool, counterGetTool}
+
+// picker returns the loop's choice of tool for each call, and the
+// arguments of that call.
+func (l loop) picker() func() (string, map[string]any) {
+	if l.tool != "" {
+		return func() (string, map[string]any) { return l.tool, l.args }
+	}
+	tools := l.tools
+	if len(tools) == 0 {
+		tools = counterMix
+	}
+	h := fnv.New64a()
+	h.Write([]byte(l.s.name))
+	pick := rand.New(rand.NewPCG(h.Sum64(), 0))
+	return func() (string, map[string]any) { return tools[pick.IntN(len(tools))], nil }
 }
 
 // startWorkload starts the loops; they stop at the end of t at the latest.
@@ -53,9 +82,10 @@ func (w *workload) run(ctx context.Context, l loop) {
 	defer w.wg.Done()
 	tick := time.NewTicker(pace)
 	defer tick.Stop()
-	tool := cmp.Or(l.tool, counterTool)
+	next := l.picker()
 	for k := 0; ; k++ {
-		l.s.callWith(ctx, l.nodes[k%len(l.nodes)], tool, l.args, l.bound)
+		tool, args := next()
+		l.s.callWith(ctx, l.nodes[k%len(l.nodes)], tool, args, l.bound)
 		select {
 		case <-w.stopped:
 			return
@@ -95,12 +125,15 @@ func rotation(c *cluster, start int) []int {
 	return out
 }
 
-// requireClean checks the whole history and fails t with every violation
-// (at most maxReported of them, and how many there were).
-func requireClean(t *testing.T, h *history) {
+// requireClean checks the whole history, with the test_hold runs the
+// nodes logged (loggedHolds), and fails t with every violation (at most
+// maxReported of them, and how many there were). A violation Porcupine
+// can picture is written to an HTML file in t's artifact directory, named
+// in the message (kept with go test -artifacts).
+func requireClean(t *testing.T, h *history, logged ...holdRun) {
 	t.Helper()
 	ops := h.snapshot()
-	vs := check(ops)
+	vs := check(ops, logged...)
 	t.Logf("history: %s", summary(ops))
 	if len(vs) == 0 {
 		return
@@ -112,8 +145,42 @@ func requireClean(t *testing.T, h *history) {
 			break
 		}
 		msg += "\n  " + v.String()
+		if v.visualize != nil {
+			msg += "\n    " + visualize(t, v, i+1)
+		}
 	}
 	t.Error(msg)
+}
+
+// loggedRuns reads the test_hold runs the nodes logged, for requireClean
+// (since each node's last start: a restart begins a new log), failing t
+// on a line it cannot read.
+func loggedRuns(t *testing.T, nodes ...*node) []holdRun {
+	t.Helper()
+	var out []holdRun
+	for _, n := range nodes {
+		runs, err := loggedHolds(n.id+"'s log", n.stderrText())
+		require.NoError(t, err)
+		out = append(out, runs...)
+	}
+	return out
+}
+
+// visualize writes v's picture to t's artifact directory and says where,
+// or why it could not.
+func visualize(t *testing.T, v violation, i int) string {
+	path := filepath.Join(t.ArtifactDir(), fmt.Sprintf("violation-%d-%s.html", i, strings.ReplaceAll(v.kind, " ", "-")))
+	f, err := os.Create(path)
+	if err == nil {
+		err = v.visualize(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Sprintf("Porcupine's picture of it could not be written: %v", err)
+	}
+	return "Porcupine's picture of it: " + path
 }
 
 // maxReported bounds the violations a failing test prints.

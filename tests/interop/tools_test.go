@@ -36,6 +36,8 @@ var referenceTools = []string{
 	"test_touch_watched",
 	"test_toggle_tool",
 	"test_counter",
+	"test_counter_get",
+	"test_hold",
 	// The fixtures of the 2026-07-28 conformance suite (reftools/tools_modern.go).
 	"test_input_required_result_elicitation",
 	"test_input_required_result_sampling",
