@@ -16,12 +16,30 @@
 // protocol that crosses it (routefilter_test.go); a process is paused (SIGSTOP) and resumed (SIGCONT), or
 // killed and restarted with the same node ID (node_test.go).
 //
+// The black-hole tests run each node in a network namespace of its own
+// instead (netcluster_test.go, netns_test.go: root, ip and namespaces
+// needed; skipped without them, failed under CI=1), with two links: its
+// cluster link to a bridge, which its routes cross with no proxy, and a
+// client link to the root namespace, where the clients are. A fault takes
+// a link down: packets are dropped, nothing is reset.
+//
+//	clients (root namespace) ──client links──▶ n1 n2 n3     each in its own namespace
+//	                                           │  │  │
+//	bridge (root namespace) ◀──cluster links───┴──┴──┘      isolate: a cluster link down;
+//	                                                        blackhole: both links down; heal: all up
+//
 // What the history check holds every test to (history_test.go): each
 // request is answered at most once and its stream carries only its own
 // frames; every request ends — answered, or an error comes back — within
 // its client's bound; the values of the reference set's test_counter
 // never repeat or step back within a session (two owners, or a lost
-// write), and a gap is explained by calls that failed for the client.
+// write), and a gap is explained by calls that failed for the client;
+// the values test_counter and test_counter_get read in a session are
+// linearizable (Porcupine, history_linear_test.go: a read below an
+// acknowledged increment is a stale owner); of one session, no test_hold
+// run on one node overlaps a run on another, whether its answer came back
+// or only its node's log has it (history_hold_test.go). The clients mix
+// reads into their increments (workload_test.go, counterMix).
 //
 // The tests, each stating in its doc comment what the client sees:
 //
@@ -34,8 +52,11 @@
 //	TestDropStreamEvent      a stream event dropped n1→n2: a progress notification (answered), the final frame (must end)
 //	TestFloodUnknownSessions 10,000 made-up IDs of n1 sent to n2: each 404; n1's real sessions' p50/p99 against a control flood
 //	TestModernPauseContinuationNode  a 2026-07-28 call waits on n1, n1 SIGSTOPped, the retry on n2: run again from the journal in ~2 s, not asked again
+//	TestBlackHoleOwner       n1's cluster link down past lease + failover bound, its clients still calling it; healed, run on; failover time logged
+//	TestBlackHoleHealAtLease the same, healed once taken over and a second past the lease
 //
-// The harness's own tests (the proxy, the checker) always run. Nothing
+// The harness's own tests (the proxy, the checker; the namespaces' links
+// wherever namespaces can be made) always run. Nothing
 // sleeps to synchronise: waits are on I/O, bounded; timed faults hold for
 // their time with timers. The server binary is built once per test binary
 // (with -race under -race) and every process is stopped in t.Cleanup.

@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"bytes"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -150,4 +151,53 @@ func isResult(payload []byte) bool { return bytes.Contains(payload, []byte(`"res
 func lastOp(h *history) op {
 	ops := h.snapshot()
 	return ops[len(ops)-1]
+}
+
+// TestDropOwnerToEdge cuts, on the route from n1 to n2, everything n1
+// sends to the streams n2 holds (subject mcpx.<cluster>.node.n2.stream),
+// once a long call of a session owned by n1, whose POST went to n2, has
+// been acknowledged by its first progress notification: its frames, its
+// answer and n1's digests of what it runs for n2 are lost, while n1 keeps
+// its lease and the link from n2 to n1 works.
+//
+// What the client sees: the first progress notification, then only
+// keep-alive comments, until n2, having heard no digest from n1 for 6 s,
+// ends the request with a JSON-RPC error (-32603, "the session's node (n1)
+// has not been heard from …; send the request again"), 6 to 8 s after the
+// cut — not at its client's bound. Once the cut ends, the next call is
+// answered.
+func TestDropOwnerToEdge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	c := startCluster(t, faultLease)
+	h := &history{}
+	cl := newClient(t, c, h)
+	s := openSessions(t, cl, "s", 0, 1, callBound)[0]
+
+	var cutting atomic.Bool
+	var passed atomic.Int64
+	cutting.Store(true)
+	d := c.proxies.dropNext("n1", "n2", streamSubject("n2"), 1<<30, func(payload []byte) bool {
+		if !cutting.Load() {
+			return false
+		}
+		// The first progress notification passes: it acknowledges the
+		// request. Everything after it is lost.
+		return !(isProgress(payload) && passed.Add(1) == 1)
+	})
+	s.callWith(t.Context(), 1, "test_slow", map[string]any{"seconds": 20}, callBound)
+	o := lastOp(h)
+	cutting.Store(false)
+	took := o.end.Sub(o.start)
+	t.Logf("the call: %s after %s, %d progress notifications; %d messages dropped", o, took.Round(time.Millisecond), o.progress, len(d.dropped()))
+	assert.Equal(t, failed, o.outcome, "the call ends with an error")
+	assert.Contains(t, o.err, "has not been heard from")
+	assert.Less(t, took, 12*time.Second, "it ends once the owner has been silent for 6 s, not at its bound")
+	assert.Equal(t, 1, o.progress)
+
+	s.callWith(t.Context(), 1, "test_echo", map[string]any{"text": "next"}, callBound)
+	next := lastOp(h)
+	assert.True(t, next.ok(), "the next call is answered: %s", next)
+	requireClean(t, h)
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,13 +37,15 @@ const (
 	probeTimeout = 5 * time.Second
 )
 
-// node is one `mcp-actors serve` process on loopback ports, started with
-// the same arguments every time (restart keeps its node ID, data dir and
-// route address; only its HTTP port changes).
+// node is one `mcp-actors serve` process on loopback ports (or in a
+// network namespace of its own: netcluster_test.go), started with the same
+// arguments every time (restart keeps its node ID, data dir and route
+// address; only its HTTP port changes).
 type node struct {
 	t    *testing.T
 	id   string   // its --node-id
-	args []string // its serve arguments after the common ones
+	args []string // its serve arguments after the common ones (a --listen among them wins)
+	wrap []string // the command that runs the binary, before its path (`ip netns exec <ns>`), or none
 
 	mu     sync.Mutex // guards the fields below, which restart replaces
 	url    string     // the MCP endpoint, from the server's log
@@ -69,8 +72,9 @@ func startNode(t *testing.T, id string, args ...string) *node {
 func (n *node) start() {
 	t := n.t
 	t.Helper()
-	cmd := exec.Command(serverbin.Path(t), append([]string{"serve",
-		"--listen", "127.0.0.1:0", "--reference-tools", "--keepalive", "1s"}, n.args...)...)
+	argv := append(slices.Clone(n.wrap), serverbin.Path(t), "serve",
+		"--listen", "127.0.0.1:0", "--reference-tools", "--keepalive", "1s")
+	cmd := exec.Command(argv[0], append(argv[1:], n.args...)...)
 	cmd.Env = serverbin.Env()
 	stderr := newStderrLog()
 	cmd.Stderr = stderr
