@@ -171,3 +171,25 @@ func TestForwardFromPreviousRelease(t *testing.T) {
 	assert.Empty(t, reply.Header.Get(headerOp))
 	require.Eventually(t, func() bool { return len(c.events()) == 1 }, 5*time.Second, time.Millisecond, "the answer on the stream")
 }
+
+// TestForwardServedOffTheSubscription: a forwarded request whose serving
+// blocks (a storage read under --single-use-request-state may take
+// seconds) holds up no other forward: each is served on a goroutine of its
+// own, not on the subscription's.
+func TestForwardServedOffTheSubscription(t *testing.T) {
+	release := make(chan struct{})
+	var first atomic.Bool
+	p := startForwardPair(t, func(b *Relay, ctx context.Context, req *messages.ModernRequest) {
+		if first.CompareAndSwap(false, true) {
+			<-release // the first one blocks
+		}
+		b.DeliverStream(frame(req.Stream, `{"jsonrpc":"2.0","id":1,"result":{}}`, true))
+	})
+	defer close(release)
+	blocked, _ := p.retry(t)
+	go func() { _ = p.a.ForwardModern(t.Context(), p.b.node.ID(), blocked) }() // owned by the test: ends within forwardTimeout
+	require.Eventually(t, first.Load, 5*time.Second, time.Millisecond)
+	req, c := p.retry(t)
+	require.NoError(t, p.a.ForwardModern(t.Context(), p.b.node.ID(), req), "taken while another forward blocks")
+	require.Eventually(t, func() bool { return len(c.events()) == 1 }, 5*time.Second, time.Millisecond, "and answered")
+}
