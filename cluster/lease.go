@@ -213,7 +213,7 @@ func (n *Node) watchdog() {
 		case <-tick.C:
 		}
 		if !n.acting() {
-			n.giveUp("the lease deadline passed")
+			n.giveUp("the lease deadline passed", true)
 		}
 	}
 }
@@ -257,7 +257,7 @@ func (n *Node) renew() {
 		if isWrongRevision(err) {
 			// The key expired (or was removed): others may own this
 			// node's sessions now. Give them up before acting again.
-			n.giveUp("the lease expired")
+			n.giveUp("the lease expired", false)
 			l.rev = 0
 			sent = n.now()
 			rev, err = n.createLease(ctx, kv, b)
@@ -361,11 +361,16 @@ func (n *Node) createLease(ctx context.Context, kv jetstream.KeyValue, b []byte)
 // acts again (extend starts a new run under the same lock), so every
 // session of the lapsed run is told to close before any message can reach
 // it under the new one. (A session a restore started after the give-up
-// is closed by the restore itself: takeover.go.)
-func (n *Node) giveUp(why string) {
+// is closed by the restore itself: takeover.go.) With ifPassed (the
+// watchdog's), it gives up only if the deadline has still passed under
+// the lock: a renewal may have extended it since the watchdog looked.
+func (n *Node) giveUp(why string, ifPassed bool) {
 	l := &n.lease
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if ifPassed && n.acting() {
+		return
+	}
 	if !n.endRun(errLeaseLapsed) {
 		return
 	}
