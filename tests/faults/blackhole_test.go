@@ -78,7 +78,11 @@ func blackHole(t *testing.T, cut time.Duration) blackHoleRun {
 	sessions := openSessions(t, cl, "s", 0, counterSessions, callBound)
 	probe := openSessions(t, cl, "probe", 0, 1, callBound)[0]
 	all := append(slices.Clone(sessions), probe)
-	w := startWorkload(t, append(sessionLoops(c.cluster, sessions), loop{s: probe, nodes: []int{1, 2}, bound: callBound})...)
+	loops := sessionLoops(c.cluster, sessions)
+	for i := range loops {
+		loops[i].tools, loops[i].toolArgs = holdMix, holdArgs
+	}
+	w := startWorkload(t, append(loops, loop{s: probe, nodes: []int{1, 2}, bound: callBound})...)
 
 	start := time.Now()
 	_, ok := waitUntil(t.Context(), 30*time.Second, func() bool { return everyAnswered(h, all, start, 3) })
@@ -110,9 +114,18 @@ func blackHole(t *testing.T, cut time.Duration) blackHoleRun {
 	for _, s := range all {
 		assert.Positive(t, answeredSince(h, healedAt)[s.id], "session %s is served again after the heal", s.name)
 	}
-	requireClean(t, h)
+	requireClean(t, h, loggedRuns(t, c.nodes...)...)
 	return blackHoleRun{h: h, probe: probe, cutAt: cutAt, healedAt: healedAt}
 }
+
+// holdMix is counterMix with test_hold (holdArgs: 0.5 s) now and then: a
+// run on the cut-off owner is cancelled at its deadline, before another
+// node may start one for the same session (the check reads the runs from
+// the answers and from the nodes' logs).
+var (
+	holdMix  = append(slices.Clone(counterMix), holdTool)
+	holdArgs = map[string]map[string]any{holdTool: {"seconds": 0.5}}
+)
 
 // opsSince returns the requests of h that started at or after from.
 func opsSince(h *history, from time.Time) []op {

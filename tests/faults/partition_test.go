@@ -68,7 +68,11 @@ func partition(t *testing.T, what string, fault func(*routeProxies)) {
 	h := &history{}
 	cl := newClient(t, c, h)
 	sessions := openSessions(t, cl, "s", 0, counterSessions, callBound)
-	w := startWorkload(t, sessionLoops(c, sessions)...)
+	loops := sessionLoops(c, sessions)
+	for i := range loops {
+		loops[i].tools, loops[i].toolArgs = holdMix, holdArgs
+	}
+	w := startWorkload(t, loops...)
 
 	start := time.Now()
 	_, ok := waitUntil(t.Context(), 30*time.Second, func() bool { return everyAnswered(h, sessions, start, 3) })
@@ -96,5 +100,5 @@ func partition(t *testing.T, what string, fault func(*routeProxies)) {
 	for _, s := range sessions {
 		assert.Positive(t, answeredSince(h, healedAt)[s.id], "session %s is served again after the heal", s.name)
 	}
-	requireClean(t, h)
+	requireClean(t, h, loggedRuns(t, c.nodes...)...)
 }

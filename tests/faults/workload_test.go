@@ -40,10 +40,12 @@ type loop struct {
 	bound time.Duration
 	tool  string         // the one tool it calls, with args; when "", tools
 	args  map[string]any // tool's arguments; read only
-	// tools are called without arguments, each call picking one at
-	// random (a tool listed twice, twice as often) from a source seeded
-	// with the session's name; counterMix when empty.
-	tools []string
+	// tools are called without arguments (but those toolArgs gives),
+	// each call picking one at random (a tool listed twice, twice as
+	// often) from a source seeded with the session's name; counterMix
+	// when empty.
+	tools    []string
+	toolArgs map[string]map[string]any // read only
 }
 
 // counterMix is what a loop calls unless told otherwise: test_counter,
@@ -64,7 +66,10 @@ func (l loop) picker() func() (string, map[string]any) {
 	h := fnv.New64a()
 	h.Write([]byte(l.s.name))
 	pick := rand.New(rand.NewPCG(h.Sum64(), 0))
-	return func() (string, map[string]any) { return tools[pick.IntN(len(tools))], nil }
+	return func() (string, map[string]any) {
+		tool := tools[pick.IntN(len(tools))]
+		return tool, l.toolArgs[tool]
+	}
 }
 
 // startWorkload starts the loops; they stop at the end of t at the latest.
