@@ -185,14 +185,7 @@ func (b *backoff) retry(ctx context.Context, err error) bool {
 		return false
 	}
 	b.next = min(max(2*b.next, 50*time.Millisecond), time.Second)
-	t := time.NewTimer(b.next)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return sleepCtx(ctx, b.next)
 }
 
 // transient reports whether a storage error may pass by itself: a stream

@@ -87,3 +87,54 @@ func firstServedElsewhere(h *history, s *session, pausedAt, resumedAt time.Time)
 	}
 	return first.Sub(pausedAt), !first.IsZero()
 }
+
+// TestPauseAboutTheMargin stops n1, the owner of the clients' sessions,
+// with SIGSTOP again and again: eight times for about its lease margin (a
+// fifth of the lease: 0.6 to 1.4 s of a 5 s lease), then three times for
+// about the lease less its margin (4.2 to 4.8 s: n1 resumes around its
+// deadline, its key still alive or just expired), a second or two
+// between the pauses, while clients read and write the sessions through
+// all three nodes: the pauses fall anywhere — between a fence check and
+// the act it allows, between a renewal's send and its answer, across a
+// deadline.
+//
+// What the client sees: calls wait while n1 is stopped and are answered
+// or fail once it runs; a node that resumes past its deadline answers
+// nothing for its sessions until it renewed its lease and started them
+// again (or another took them over); every call ends within its bound,
+// and each session's values, reads included, stay linearizable.
+func TestPauseAboutTheMargin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster and pauses a node")
+	}
+	c := startCluster(t, faultLease)
+	n1 := c.byID("n1")
+	h := &history{}
+	cl := newClient(t, c, h)
+	sessions := openSessions(t, cl, "s", 0, counterSessions, callBound)
+	w := startWorkload(t, sessionLoops(c, sessions)...)
+	start := time.Now()
+	_, ok := waitUntil(t.Context(), 30*time.Second, func() bool { return everyAnswered(h, sessions, start, 3) })
+	require.True(t, ok, "the sessions count before the pauses: %s", summary(h.snapshot()))
+
+	margin := faultLease / 5
+	var pauses []time.Duration
+	for i := range 8 {
+		pauses = append(pauses, margin*6/10+margin*time.Duration(i%5)*2/10) // 0.6 … 1.4 × the margin
+	}
+	for i := range 3 {
+		pauses = append(pauses, faultLease-margin+time.Duration(i-1)*300*time.Millisecond) // lease − margin ± 0.3 s
+	}
+	for i, pause := range pauses {
+		n1.pause()
+		hold(t, pause)
+		n1.resume()
+		hold(t, time.Second+time.Duration(i%3)*500*time.Millisecond)
+	}
+	hold(t, runOn)
+	w.stop()
+	for _, s := range sessions {
+		assert.Positive(t, answeredSince(h, start)[s.id], "session %s is served", s.name)
+	}
+	requireClean(t, h)
+}
