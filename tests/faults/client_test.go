@@ -3,6 +3,7 @@ package faults_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json/jsontext"
 	json "encoding/json/v2"
@@ -27,6 +28,9 @@ type client struct {
 	hist  *history
 	http  *http.Client
 	nodes []*node
+	// caps is the capabilities object (JSON) its sessions declare at
+	// initialize; "" declares none, {}. Set it before opening any.
+	caps string
 }
 
 // newClient returns a client of c's nodes recording into hist; its idle
@@ -62,8 +66,8 @@ func (c *client) open(ctx context.Context, name string, i int, bound time.Durati
 // status came back, or a 200 was not a session).
 func (c *client) initialize(ctx context.Context, name string, i int, bound time.Duration) (*session, int, string, error) {
 	s := &session{c: c, name: name}
-	init := fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":%q,"version":"1"}}}`,
-		name+"-init", protocolVersion, name)
+	init := fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"initialize","params":{"protocolVersion":%q,"capabilities":%s,"clientInfo":{"name":%q,"version":"1"}}}`,
+		name+"-init", protocolVersion, cmp.Or(c.caps, "{}"), name)
 	ctx1, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	resp, err := s.post(ctx1, i, init)

@@ -54,6 +54,30 @@
 //	TestModernPauseContinuationNode  a 2026-07-28 call waits on n1, n1 SIGSTOPped, the retry on n2: run again from the journal in ~2 s, not asked again
 //	TestBlackHoleOwner       n1's cluster link down past lease + failover bound, its clients still calling it; healed, run on; failover time logged
 //	TestBlackHoleHealAtLease the same, healed once taken over and a second past the lease
+//	TestNemesis              random faults for a set time (kill, pause, partition, black hole, restart, storage-leader kill)
+//	                         under every kind of client; every request ends, no violation; failover times logged
+//	TestClockNemesis         the same with in-process nodes and fault clocks (steps, suspends, drift, jumps):
+//	                         a node whose clock says its deadline came stops acting at once, and acts again after a renewal
+//
+// The nemesis (Jepsen's way, issue 30; nemesis_*_test.go, clock_*_test.go):
+// clients on every node — legacy sessions calling test_counter,
+// test_counter_get and test_hold (0.2 s) through every node in turn,
+// legacy test_elicitation answered through another node than the one
+// asked on, 2026-07-28 test_echo and test_elicitation whose retry goes to
+// another node — all recorded in one history, while a nemesis draws one
+// fault at a time from a seeded schedule it logs ("nemesis: 12.3s kill n2
+// for 6.1s"), holds it 0.5 to 2.5 leases, heals it, waits until every
+// node is ready and a lease more; at the end the whole history is
+// checked, and "nemesis summary:" lines count the faults by kind and the
+// requests by tool and outcome, and show how long each struck node's
+// sessions took to be served elsewhere. Each runs for
+// MCP_ACTORS_NEMESIS_DURATION (a Go duration; 2m and 1m by default) from
+// MCP_ACTORS_NEMESIS_SEED (the time by default), logged first and named
+// in every failure: to replay a failed campaign's schedule,
+//
+//	CI=1 MCP_ACTORS_NEMESIS_SEED=<seed> go test -race -count=1 -v -run '^TestNemesis$' -timeout 20m ./tests/faults
+//
+// and scripts/nemesis.sh DURATION [SEED] runs both for a long campaign.
 //
 // The harness's own tests (the proxy, the checker; the namespaces' links
 // wherever namespaces can be made) always run. Nothing
