@@ -1,4 +1,4 @@
-// Package faults is the cluster's fault campaign (issue 19): three
+// Package faults is the cluster's fault campaign (issues 19 and 30): three
 // `mcp-actors serve` processes on loopback, faults between them, and raw
 // Streamable HTTP clients whose every request is recorded in a history
 // that is checked, whole, after the run.
@@ -46,10 +46,12 @@
 //	TestPartitionCut         n1 cut from its routes past its lease, healed, run on
 //	TestPartitionOneWay      what n1 sends held (TCP open), healed, run on
 //	TestPauseOwner           n1 SIGSTOPped past lease + failover bound, SIGCONT; failover time logged
+//	TestPauseAboutTheMargin  n1 SIGSTOPped again and again for about its margin, and for about its lease less it
 //	TestQuorumLoss           n2, n3 killed: n1 answers within a second, refuses sessions; they return
 //	TestRestartStreamHolder  the node holding a long call's stream restarts: new clients get only their frames
 //	TestDropRoutedRequest    a routed request dropped n2→n1: the POST ends with a JSON-RPC error in ~2 s; the next call is answered
 //	TestDropStreamEvent      a stream event dropped n1→n2: a progress notification (answered), the final frame (must end)
+//	TestDropOwnerToEdge      everything n1 sends n2's streams dropped once a long call is acknowledged: it ends in 6–8 s
 //	TestFloodUnknownSessions 10,000 made-up IDs of n1 sent to n2: each 404; n1's real sessions' p50/p99 against a control flood
 //	TestModernPauseContinuationNode  a 2026-07-28 call waits on n1, n1 SIGSTOPped, the retry on n2: run again from the journal in ~2 s, not asked again
 //	TestBlackHoleOwner       n1's cluster link down past lease + failover bound, its clients still calling it; healed, run on; failover time logged
@@ -78,6 +80,9 @@
 //	CI=1 MCP_ACTORS_NEMESIS_SEED=<seed> go test -race -count=1 -v -run '^TestNemesis$' -timeout 20m ./tests/faults
 //
 // and scripts/nemesis.sh DURATION [SEED] runs both for a long campaign.
+//
+// README.md lists each safety mechanism of the cluster with the test that
+// fails without it.
 //
 // The harness's own tests (the proxy, the checker; the namespaces' links
 // wherever namespaces can be made) always run. Nothing
