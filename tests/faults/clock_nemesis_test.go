@@ -125,7 +125,7 @@ func TestClockNemesis(t *testing.T) {
 		logged = append(logged, runs...)
 	}
 	t.Logf("nemesis: %d test_hold runs logged by the nodes", len(logged))
-	vs := checkCampaign(camp, h, logged)
+	vs := checkCampaign(camp, h, nil, logged)
 	report(camp, nm.faults, h.snapshot(), len(vs))
 }
 

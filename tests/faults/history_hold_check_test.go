@@ -127,3 +127,40 @@ func TestLoggedHoldsRefusesABrokenLine(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "n1's log, line 1")
 }
+
+// TestHoldRunsFrozen: a run that a freeze of its node caught, and that
+// ended at once when the node ran again, counts as ended when the freeze
+// began; one that went on after it, or a run on a node that was not
+// frozen, is judged whole.
+func TestHoldRunsFrozen(t *testing.T) {
+	frozen := []span{{node: "n1", from: at(1), to: at(9)}}
+	for _, tc := range []struct {
+		name string
+		ops  []op
+		want []string
+	}{
+		{"ended at the resume", numbered([]op{
+			holdCall("a", "n1", 0, 9.2, "n1", 0.5, 9.1),
+			holdCall("a", "n2", 6, 7.1, "n2", 6, 7),
+		}), nil},
+		{"went on after the resume", numbered([]op{
+			holdCall("a", "n1", 0, 12.2, "n1", 0.5, 12),
+			holdCall("a", "n2", 6, 7.1, "n2", 6, 7),
+		}), []string{holdsOverlap}},
+		{"another node's run across the freeze", numbered([]op{
+			holdCall("a", "n3", 0, 9.2, "n3", 0.5, 9.1),
+			holdCall("a", "n2", 6, 7.1, "n2", 6, 7),
+		}), []string{holdsOverlap}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var kinds []string
+			for _, v := range checkFrozen(tc.ops, frozen) {
+				kinds = append(kinds, v.kind)
+			}
+			assert.Equal(t, tc.want, kinds)
+			if tc.want == nil {
+				assert.NotEmpty(t, checkFrozen(tc.ops, nil), "without the freeze, the runs overlap")
+			}
+		})
+	}
+}

@@ -148,6 +148,38 @@ func textHold(line string) (msg, sess string, run holdAnswer, err error) {
 	return fields["msg"], fields["session"], run, nil
 }
 
+// span is a stretch of time a node was frozen (SIGSTOP to SIGCONT).
+type span struct {
+	node     string
+	from, to time.Time
+}
+
+// resumeBound is how soon after its node runs again a test_hold run that
+// a freeze caught must end to count as ended when the freeze began: the
+// watchdog looks every 100 ms at most, and a node resuming past its
+// deadline cancels its handlers at its first look; the rest is room for
+// three -race servers on two shared cores.
+const resumeBound = time.Second
+
+// trimFrozen ends each run that a freeze of its node caught, and that
+// ended within resumeBound of the node running again, when the freeze
+// began: the run did nothing meanwhile, and after it only returned. A
+// run that went on longer after the freeze is left as it is (the check
+// then judges all of it).
+func trimFrozen(runs []holdRun, frozen []span) []holdRun {
+	out := slices.Clone(runs)
+	for i, r := range out {
+		for _, f := range frozen {
+			if f.node == r.node && !f.from.Before(r.start) && f.from.Before(r.end) && !r.end.Before(f.to) &&
+				r.end.Sub(f.to) <= resumeBound {
+				out[i].end = f.from
+				out[i].from += fmt.Sprintf(", frozen %s–%s", f.from.Format("15:04:05.000"), f.to.Format("15:04:05.000"))
+			}
+		}
+	}
+	return out
+}
+
 // checkHolds returns a violation for each two runs of one session, on two
 // nodes, that overlap in time: two nodes ran the session's handlers at
 // once. A run read twice (answered and logged) counts once; a run of no

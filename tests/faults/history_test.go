@@ -250,7 +250,15 @@ const (
 // hold for calls that overlap as well as for a client that calls one at
 // a time (where a gap may only follow a failed call). The arithmetic
 // ones read test_counter alone: a read counts nothing.
-func check(ops []op, logged ...holdRun) []violation {
+func check(ops []op, logged ...holdRun) []violation { return checkFrozen(ops, nil, logged...) }
+
+// checkFrozen is check for a history during which the nodes were frozen
+// (SIGSTOP) for the spans frozen: a test_hold run in flight on a node
+// frozen past its deadline cannot end before the node runs again (nothing
+// can, in a stopped process), and ends at once when it does — cancelled
+// by the lease, or its time long up — with nothing it does reaching
+// anyone (its node no longer acts: checkHolds's trimFrozen).
+func checkFrozen(ops []op, frozen []span, logged ...holdRun) []violation {
 	var out []violation
 	for _, o := range ops {
 		switch {
@@ -285,7 +293,7 @@ func check(ops []op, logged ...holdRun) []violation {
 	out = append(out, checkLinearizable(ops)...)
 	runs, unread := holdRuns(ops)
 	out = append(out, unread...)
-	return append(out, checkHolds(append(runs, logged...))...)
+	return append(out, checkHolds(trimFrozen(append(runs, logged...), frozen))...)
 }
 
 // checkCounter checks the test_counter calls of one session.

@@ -61,6 +61,7 @@ type processNemesis struct {
 	start  time.Time
 	logs   nodeLogs
 	faults []fault
+	frozen []span // the pauses: what froze a node's handlers (checkFrozen)
 }
 
 // nodeLogs keeps the stderr of every earlier run of each node (a
@@ -114,9 +115,11 @@ func (nm *processNemesis) strike(f fault, n *node) {
 		hold(t, f.hold)
 		nm.startAgain(n)
 	case faultPause:
+		from := time.Now()
 		n.pause()
 		hold(t, f.hold)
 		n.resume()
+		nm.frozen = append(nm.frozen, span{node: n.id, from: from, to: time.Now()})
 	case faultPartition:
 		nm.c.isolate(n.id)
 		hold(t, f.hold)

@@ -10,14 +10,15 @@ import (
 )
 
 // checkCampaign checks a campaign's whole history with the test_hold
-// runs its nodes logged (check), logs the history's summary, and fails
+// runs its nodes logged and the spans its nemesis froze them for
+// (checkFrozen), logs the history's summary, and fails
 // the test with every violation (at most maxReported), naming the seed.
 // It returns the violations.
-func checkCampaign(camp campaign, h *history, logged []holdRun) []violation {
+func checkCampaign(camp campaign, h *history, frozen []span, logged []holdRun) []violation {
 	t := camp.t
 	t.Helper()
 	ops := h.snapshot()
-	vs := check(ops, logged...)
+	vs := checkFrozen(ops, frozen, logged...)
 	t.Logf("history: %s", summary(ops))
 	if len(vs) == 0 {
 		return nil

@@ -102,7 +102,7 @@ func TestNemesis(t *testing.T) {
 		}
 	}
 	t.Logf("nemesis: %d test_hold runs logged by the nodes", len(logged))
-	vs := checkCampaign(camp, h, logged)
+	vs := checkCampaign(camp, h, nm.frozen, logged)
 	report(camp, nm.faults, h.snapshot(), len(vs))
 }
 
