@@ -43,7 +43,17 @@ func streamSubject(node string) string { return "mcpx." + clusterName + ".node."
 // at once, then the proxies stop.
 func startCluster(t *testing.T, lease time.Duration) *cluster {
 	t.Helper()
-	ids := []string{"n1", "n2", "n3"}
+	return startClusterOf(t, 3, lease)
+}
+
+// startClusterOf is startCluster with n nodes (n1 … nN), each with the
+// serve arguments extra besides the cluster's.
+func startClusterOf(t *testing.T, n int, lease time.Duration, extra ...string) *cluster {
+	t.Helper()
+	var ids []string
+	for i := 1; i <= n; i++ {
+		ids = append(ids, fmt.Sprintf("n%d", i))
+	}
 	listen := map[string]string{}
 	for i, port := range freePorts(t, len(ids)) {
 		listen[ids[i]] = fmt.Sprintf("127.0.0.1:%d", port)
@@ -54,11 +64,11 @@ func startCluster(t *testing.T, lease time.Duration) *cluster {
 		routes = append(routes, "nats-route://"+c.proxies.addr(id))
 	}
 	for _, id := range ids {
-		c.nodes = append(c.nodes, startNode(t, id,
+		c.nodes = append(c.nodes, startNode(t, id, append([]string{
 			"--node-id", id, "--data-dir", t.TempDir(),
 			"--cluster-listen", listen[id], "--cluster-advertise", c.proxies.addr(id),
 			"--routes", strings.Join(routes, ","), "--cluster-name", clusterName, "--cluster-secret", clusterSecret,
-			"--lease-ttl", lease.String()))
+			"--lease-ttl", lease.String()}, extra...)...))
 	}
 	t.Cleanup(c.stopAll) // before each node's own cleanup, after the test's
 	c.waitReady()

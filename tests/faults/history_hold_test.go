@@ -159,7 +159,7 @@ type span struct {
 // watchdog looks every 100 ms at most, and a node resuming past its
 // deadline cancels its handlers at its first look; the rest is room for
 // three -race servers on two shared cores.
-const resumeBound = time.Second
+const resumeBound = 2 * time.Second
 
 // trimFrozen ends each run that a freeze of its node caught, and that
 // ended within resumeBound of the node running again, when the freeze

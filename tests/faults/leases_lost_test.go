@@ -1,0 +1,139 @@
+package faults_test
+
+import (
+	"context"
+	json "encoding/json/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLeasesLostWhileOwnerRuns: four nodes, three replicas (more nodes
+// than replicas). The owner of the clients' sessions is the node that
+// holds no replica of the leases (the admin status says which); it is cut
+// from its routes (closed, refused) while the three others are killed and
+// started again at once: every replica of the leases — kept in memory —
+// restarts, so every lease key is gone, and the restarted nodes have never
+// seen the bucket's contents. The owner cannot renew its lease, but it
+// still holds its sessions and its clients still call it; the restarted
+// nodes find it silent and look at its lease.
+//
+// What the client sees: calls through the owner are answered until its deadline
+// (a fifth of a lease before its key could have expired, counted from its
+// last renewal before the cut), then end with errors. A restarted node
+// that finds its key missing finds it so in a bucket whose contents it has
+// not seen for a lease, so it waits a lease before it takes the sessions
+// over — after the owner stopped acting. (Seen here: the restarted nodes
+// do not become ready before the cut ends — their storage waits for the
+// fourth server — so nobody acts for the sessions until the heal, and
+// the calls through them fail with 503 meanwhile.) After the heal every
+// session is served again. At no time do two nodes answer for a session:
+// each session's values, reads included, stay linearizable.
+func TestLeasesLostWhileOwnerRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a four-node cluster, cuts a node and restarts the others")
+	}
+	token := filepath.Join(t.TempDir(), "admin-token")
+	require.NoError(t, os.WriteFile(token, []byte(adminToken), 0o600))
+	c := startClusterOf(t, 4, leaderLease, "--replicas", "3", "--admin-token-file", token)
+	// The owner is the node that holds no replica of the leases: the
+	// others hold all three.
+	held := leaseReplicas(t, c.nodes[0])
+	require.Len(t, held, 3, "the leases' replicas")
+	o := slices.IndexFunc(c.nodes, func(n *node) bool { return !slices.Contains(held, n.id) })
+	require.GreaterOrEqual(t, o, 0)
+	owner := c.nodes[o]
+	var others []int
+	for i := range c.nodes {
+		if i != o {
+			others = append(others, i)
+		}
+	}
+	t.Logf("the leases are on %v; %s owns the sessions", held, owner.id)
+
+	h := &history{}
+	cl := newClient(t, c, h)
+	sessions := openSessions(t, cl, "s", o, counterSessions, callBound)
+	var loops []loop
+	for k, s := range sessions {
+		loops = append(loops, loop{s: s, nodes: []int{o, others[k%3]}, bound: callBound}) // through the owner, and through another
+	}
+	w := startWorkload(t, loops...)
+	start := time.Now()
+	_, ok := waitUntil(t.Context(), 30*time.Second, func() bool { return everyAnswered(h, sessions, start, 3) })
+	require.True(t, ok, "the sessions count before the fault: %s", summary(h.snapshot()))
+
+	c.proxies.cut(owner.id)
+	faultAt := time.Now()
+	for _, i := range others {
+		c.nodes[i].kill()
+	}
+	for _, i := range others {
+		c.nodes[i].restart()
+	}
+	t.Logf("%s cut off; the others restarted, the leases with them", owner.id)
+	took, moved := waitUntil(t.Context(), leaderLease+failoverSlack, func() bool { return c.takeovers(t.Context(), owner.id) > 0 })
+	if moved {
+		t.Logf("a restarted node took a session over %s after the fault (lease %s)", took.Round(time.Millisecond), leaderLease)
+	}
+	hold(t, time.Until(faultAt.Add(leaderLease+failoverSlack)))
+	c.proxies.heal()
+	healedAt := time.Now()
+	t.Logf("healed after %s", healedAt.Sub(faultAt).Round(time.Millisecond))
+	c.waitReady()
+	t.Logf("every node ready %s after the heal", time.Since(healedAt).Round(time.Millisecond))
+	hold(t, runOn)
+	w.stop()
+	if !moved {
+		t.Logf("no session was taken over during the cut")
+	}
+	for _, s := range sessions {
+		assert.Positive(t, answeredSince(h, healedAt)[s.id], "session %s is served after the heal", s.name)
+	}
+	requireClean(t, h)
+}
+
+// adminToken is the admin path's token of the nodes that serve it.
+const adminToken = "faults-admin-token-0123456789"
+
+// leaseReplicas returns the nodes that hold a replica of the leases, as n
+// sees them (mcp-actors admin status: GET /admin/cluster).
+func leaseReplicas(t *testing.T, n *node) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), probeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.base()+"/admin/cluster", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var o struct {
+		Storage []struct {
+			Store    string `json:"store"`
+			Leader   string `json:"leader"`
+			Replicas []struct {
+				Node string `json:"node"`
+			} `json:"replicas"`
+		} `json:"storage"`
+	}
+	require.NoError(t, json.UnmarshalRead(resp.Body, &o))
+	for _, st := range o.Storage {
+		if st.Store == "leases" {
+			out := []string{st.Leader}
+			for _, r := range st.Replicas {
+				out = append(out, r.Node)
+			}
+			return out
+		}
+	}
+	t.Fatal("no leases store in the admin status")
+	return nil
+}
