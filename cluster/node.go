@@ -46,7 +46,7 @@ type Node struct {
 	// At most one warning a second for each: a failing storage or a
 	// flood of dropped messages is counted in full (metrics), logged in
 	// samples.
-	warnWrites, warnNATS rate.Sometimes
+	warnWrites, warnNATS, warnOwners rate.Sometimes
 
 	evw          *eventWriter // writes the event log (eventlog.go)
 	atomicEvents atomic.Bool  // the event log takes atomic batches
@@ -84,7 +84,8 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	}
 	n := &Node{opts: o, log: o.Logger, subj: newSubjects(o.ClusterName), stop: make(chan struct{}), up: make(chan struct{}),
 		boot: randomID(8), started: time.Now(),
-		warnWrites: rate.Sometimes{Interval: time.Second}, warnNATS: rate.Sometimes{Interval: time.Second}}
+		warnWrites: rate.Sometimes{Interval: time.Second}, warnNATS: rate.Sometimes{Interval: time.Second},
+		warnOwners: rate.Sometimes{Interval: time.Second}}
 	n.clock = o.Clock
 	if n.clock == nil {
 		n.clock = systemClock{base: n.started}

@@ -15,9 +15,13 @@ import (
 var ErrNotReady = errors.New("cluster: node not ready")
 
 // Ready reports whether the node can serve: its NATS connection is up, the
-// cluster's buckets exist, its lease is current, and, with routes, it has
-// joined the others. The error says, as a state, what the node is doing
-// meanwhile ("waiting for 2 more nodes", "electing the storage leader").
+// cluster's buckets exist, it acts for its sessions (its lease deadline
+// has not passed), and, with routes, it reaches another node. A renewal
+// that failed does not make it unready while its deadline holds: a
+// storage election (4 to 9 s) fails every node's renewals at once, and
+// the nodes serve on meanwhile. The error says, as a state, what the node
+// is doing meanwhile ("waiting for 2 more nodes", "electing the storage
+// leader").
 func (n *Node) Ready() error {
 	if !n.nc.IsConnected() {
 		return fmt.Errorf("%w: connecting to NATS (%s)", ErrNotReady, strings.ToLower(n.nc.Status().String()))
@@ -28,11 +32,12 @@ func (n *Node) Ready() error {
 	if n.cutOff() {
 		return fmt.Errorf("%w: no route to another node", ErrNotReady)
 	}
+	if n.settled.Load() && n.acting() {
+		return nil
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	switch {
-	case n.ready && n.acting():
-		return nil
 	case n.lastErr != nil:
 		return fmt.Errorf("%w: %w", ErrNotReady, n.lastErr)
 	case n.ready:

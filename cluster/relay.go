@@ -377,7 +377,12 @@ func (r *Relay) reroute(ctx context.Context, id, owner string, err error) (strin
 	case errors.Is(err, errNoOwner):
 		next, rerr := r.locate(ctx, id, owner)
 		if rerr != nil && !errors.Is(rerr, router.ErrSessionNotFound) {
-			r.node.log.Warn("a session's node does not answer and the session cannot be taken over", "session", session.LogID(id), "owner", owner, "err", rerr)
+			// Every message for every session of a lost node meets this
+			// while its lease holds: logged once a second at most.
+			r.node.warnOwners.Do(func() {
+				r.node.log.Warn("a session's node does not answer and the session cannot be taken over (logged at most once a second)",
+					"session", session.LogID(id), "owner", owner, "err", rerr)
+			})
 		}
 		return next, rerr
 	}
