@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -39,7 +40,7 @@ func (n *Node) createBuckets(create bool, timeout time.Duration) error {
 	nodes, err := withTimeout(n.ctx, timeout, func(ctx context.Context) (jetstream.KeyValue, error) {
 		kv, s, err := n.leaderBucket(ctx, create, jetstream.KeyValueConfig{
 			Bucket: n.subj.bucket("nodes"), Description: "mcp-actors node leases",
-			History: 1, Storage: jetstream.MemoryStorage, Replicas: r, TTL: n.opts.LeaseTTL,
+			History: 1, Storage: jetstream.FileStorage, Replicas: r, TTL: n.opts.LeaseTTL,
 		}, true)
 		leases = s
 		return kv, err
@@ -48,12 +49,16 @@ func (n *Node) createBuckets(create bool, timeout time.Duration) error {
 		return fmt.Errorf("creating the lease bucket: %w", err)
 	}
 	n.agreeLeaseTTL(leases.CachedInfo().Config.MaxAge)
+	if leases.CachedInfo().Config.Storage == jetstream.MemoryStorage {
+		n.log.Warn("the lease bucket is kept in memory (made before 0.2): a replicated bucket in memory can stay without a leader after two of its replicas restart, and no node becomes ready; move it to disk (docs/operations.md, \"Leases on disk\")")
+	}
 	catalog, err := withTimeout(n.ctx, timeout, func(ctx context.Context) (jetstream.KeyValue, error) {
-		if !create {
-			kv, err := n.js.KeyValue(ctx, n.subj.bucket("catalog"))
-			if errors.Is(err, jetstream.ErrBucketNotFound) {
-				return nil, errCreatorFirst
+		kv, err := n.js.KeyValue(ctx, n.subj.bucket("catalog"))
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			if err := n.missingStore(create); err != nil {
+				return nil, err
 			}
+		} else if err != nil || !create || n.replicasAsTold(ctx, "KV_"+n.subj.bucket("catalog")) {
 			return kv, err
 		}
 		return n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
@@ -66,11 +71,12 @@ func (n *Node) createBuckets(create bool, timeout time.Duration) error {
 	}
 	events, err := withTimeout(n.ctx, timeout, func(ctx context.Context) (jetstream.Stream, error) {
 		cfg := n.eventStreamConfig()
-		if !create {
-			s, err := n.js.Stream(ctx, cfg.Name)
-			if errors.Is(err, jetstream.ErrStreamNotFound) {
-				return nil, errCreatorFirst
+		s, err := n.js.Stream(ctx, cfg.Name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			if err := n.missingStore(create); err != nil {
+				return nil, err
 			}
+		} else if err != nil || !create || !eventConfigChanged(s.CachedInfo().Config, cfg) {
 			return s, err
 		}
 		return n.js.CreateOrUpdateStream(ctx, cfg)
@@ -99,6 +105,49 @@ const (
 	maxBucketTimeout = 5 * time.Second
 )
 
+// A store that exists is updated only when the node's flags ask for
+// another configuration: an update is a proposal to the stream's
+// replicas, and while one of them is down (a node lost, or restarting)
+// JetStream may leave it unanswered, and a restarting node would wait for
+// ever to be ready.
+
+// replicasAsTold reports whether the stream keeps the replicas the node
+// is told (--replicas); false when it cannot tell.
+func (n *Node) replicasAsTold(ctx context.Context, stream string) bool {
+	s, err := n.js.Stream(ctx, stream)
+	return err == nil && s.CachedInfo().Config.Replicas == n.opts.Replicas
+}
+
+// eventConfigChanged reports whether the event log's stream, as it is
+// (have), differs from what the node's flags make it (want) in what the
+// node sets.
+func eventConfigChanged(have, want jetstream.StreamConfig) bool {
+	return have.Replicas != want.Replicas || have.MaxAge != want.MaxAge || have.MaxBytes != want.MaxBytes ||
+		have.MaxMsgsPerSubject != want.MaxMsgsPerSubject || have.Discard != want.Discard ||
+		have.AllowDirect != want.AllowDirect || have.AllowAtomicPublish != want.AllowAtomicPublish ||
+		have.Description != want.Description || !slices.Equal(have.Subjects, want.Subjects)
+}
+
+// missingStore says what the node does about a store that does not
+// exist: nil to create it; else why not now (errCreatorFirst: another
+// node creates it; a storeWaitError: not every replica's node is here to
+// hold it).
+func (n *Node) missingStore(create bool) error {
+	if !create {
+		return errCreatorFirst
+	}
+	if w := n.newStoreWait(); w != "" {
+		return storeWaitError(w)
+	}
+	return nil
+}
+
+// storeWaitError is newStoreWait's answer as an error: a store cannot be
+// created yet.
+type storeWaitError string
+
+func (e storeWaitError) Error() string { return string(e) }
+
 // withTimeout runs fn with a context that ends after d (or with parent).
 func withTimeout[T any](parent context.Context, d time.Duration, fn func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(parent, d)
@@ -118,8 +167,8 @@ func withTimeout[T any](parent context.Context, d time.Duration, fn func(context
 func (n *Node) leaderBucket(ctx context.Context, create bool, cfg jetstream.KeyValueConfig, msgTTL bool) (jetstream.KeyValue, jetstream.Stream, error) {
 	kv, err := n.js.KeyValue(ctx, cfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		if !create {
-			return nil, nil, errCreatorFirst
+		if err := n.missingStore(create); err != nil {
+			return nil, nil, err
 		}
 		kv, err = n.js.CreateKeyValue(ctx, cfg)
 		if errors.Is(err, jetstream.ErrBucketExists) {

@@ -33,10 +33,12 @@ func (n *Node) startServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	auth := so.CustomClientAuthentication.(*inProcessOnly)
 	ns, err := server.NewServer(so)
 	if err != nil {
 		return fmt.Errorf("cluster: embedded NATS server: %w", err)
 	}
+	auth.server.Store(ns)
 	// The server's debug lines (routes connecting, JetStream's elections)
 	// come only when the node's log shows debug lines.
 	debug := n.log.Enabled(context.Background(), slog.LevelDebug)
@@ -94,7 +96,7 @@ func (o Options) serverOptions() (*server.Options, error) {
 		NoSigs:                     true,
 		DontListen:                 true,
 		JetStreamMaxMemory:         o.memoryStore(),
-		CustomClientAuthentication: inProcessOnly{},
+		CustomClientAuthentication: &inProcessOnly{},
 		SyncAlways:                 o.SyncAlways,
 		SyncInterval:               o.SyncInterval, // 0: NATS's default (2 min)
 	}
@@ -141,9 +143,10 @@ func (o Options) serverOptions() (*server.Options, error) {
 }
 
 // memoryStore is the embedded server's JetStream memory: the event log
-// (when it is kept in memory, as by default) may fill EventBytes, and the
-// leases live there too, with room to spare: a store whose replicas move
-// (--replicas changed) is placed only where its whole bound fits.
+// (when it is kept in memory, as by default) may fill EventBytes, with
+// room to spare (the leases of a cluster made before 0.2 live there too):
+// a store whose replicas move (--replicas changed) is placed only where
+// its whole bound fits.
 func (o Options) memoryStore() int64 {
 	const others = 64 << 20 // the leases, and what JetStream keeps besides
 	if o.EventFiles {
@@ -162,12 +165,30 @@ const routeUser = "mcp-actors"
 // process, is refused. Only clients are checked here: routes have their
 // own authentication, and the server's internal clients (system account,
 // JetStream) are not authenticated. An admitted client is in the global
-// account, where JetStream is (server.processConnect).
-type inProcessOnly struct{}
+// account, where JetStream is (server.processConnect); one that names
+// itself systemUser is in the server's system account, where JetStream's
+// cluster administration is (RemoveNode).
+type inProcessOnly struct {
+	server atomic.Pointer[server.Server] // set once the server exists
+}
 
-func (inProcessOnly) Check(c server.ClientAuthentication) bool {
+// systemUser is the user name of the node's in-process connections to the
+// system account.
+const systemUser = "mcp-actors-system"
+
+func (a *inProcessOnly) Check(c server.ClientAuthentication) bool {
 	addr := c.RemoteAddress()
-	return c.Kind() == server.CLIENT && addr != nil && addr.Network() == "pipe"
+	if c.Kind() != server.CLIENT || addr == nil || addr.Network() != "pipe" {
+		return false
+	}
+	if o := c.GetOpts(); o != nil && o.Username == systemUser {
+		ns := a.server.Load()
+		if ns == nil || ns.SystemAccount() == nil {
+			return false
+		}
+		c.RegisterUser(&server.User{Username: systemUser, Account: ns.SystemAccount()})
+	}
+	return true
 }
 
 // natsLogger writes the embedded server's log to slog: notices at debug

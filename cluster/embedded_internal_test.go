@@ -18,7 +18,7 @@ func TestServerOptions(t *testing.T) {
 		so, err := Options{NodeID: "n1", SyncAlways: true}.serverOptions()
 		require.NoError(t, err)
 		assert.True(t, so.DontListen, "no client port")
-		assert.IsType(t, inProcessOnly{}, so.CustomClientAuthentication)
+		assert.IsType(t, &inProcessOnly{}, so.CustomClientAuthentication)
 		assert.True(t, so.SyncAlways)
 	})
 	t.Run("routes", func(t *testing.T) {
@@ -27,7 +27,7 @@ func TestServerOptions(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, so.DontListen)
 		assert.Equal(t, "127.0.0.1", so.Host, "the client port is on loopback")
-		assert.IsType(t, inProcessOnly{}, so.CustomClientAuthentication, "and admits no one")
+		assert.IsType(t, &inProcessOnly{}, so.CustomClientAuthentication, "and admits no one")
 		assert.Equal(t, routeUser, so.Cluster.Username)
 		assert.Equal(t, "s", so.Cluster.Password)
 		assert.Equal(t, "10.0.0.1:16222", so.Cluster.Advertise)

@@ -161,7 +161,7 @@ func (n *Node) startBuckets() bool {
 			n.setErr(err)
 			n.log.Debug("creating the buckets: not yet", "err", err)
 			switch {
-			case errors.Is(err, errCreatorFirst):
+			case errors.Is(err, errCreatorFirst), errors.As(err, new(storeWaitError)):
 				wait = 100 * time.Millisecond
 			case errors.Is(err, context.DeadlineExceeded):
 				timeout = min(timeout*3/2, maxBucketTimeout)
@@ -188,8 +188,10 @@ func (n *Node) maintain() {
 	go n.watchdog()
 	tick := time.NewTicker(n.leaseTTL() / 4)
 	defer tick.Stop()
+	var short shortWatch
 	for {
 		n.renew()
+		n.shortOfReplicas(&short, time.Now())
 		select {
 		case <-n.stop:
 			return

@@ -13,10 +13,11 @@ import (
 // Reading other nodes' leases: whether a node's lease has surely lapsed,
 // so that its sessions may be taken over. A key JetStream expired and a
 // key that was never there look the same — missing — but only the first
-// proves its node stopped acting: the lease bucket is kept in memory, and
-// if every replica of it restarts while a node runs (an external NATS
-// restarted, more nodes than replicas), every key is gone at once while
-// their nodes still act, until their next renewal finds the key gone. So
+// proves its node stopped acting: if every replica of the lease bucket
+// loses what it held while a node runs (a bucket kept in memory, as
+// before 0.2 and on an external NATS deployment's choice, whose replicas
+// all restarted; a store removed), every key is gone at once while their
+// nodes still act, until their next renewal finds the key gone. So
 // a missing key counts as lapsed only once the bucket has kept its
 // present contents for a whole TTL as this node sees it, or the key has
 // been missing for a TTL:

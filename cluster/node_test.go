@@ -114,8 +114,9 @@ func TestBadOptions(t *testing.T) {
 
 // TestStartInAnyOrder: three nodes started one after another, in an order
 // other than their routes', each waiting for the next: until the last
-// joins, /readyz's reason is a state that counts the nodes still to come,
-// and then every node becomes ready.
+// joins, /readyz's reason is a state that counts the nodes still to come
+// (a majority of the replicas to run the storage; all of them for a new
+// cluster's first storage leader), and then every node becomes ready.
 func TestStartInAnyOrder(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -144,7 +145,13 @@ func TestStartInAnyOrder(t *testing.T) {
 	for i, id := range []string{"n3", "n1", "n2"} {
 		nodes = append(nodes, start(id))
 		if more := 2 - i; more > 0 {
-			want := map[int]string{2: "waiting for 2 more nodes to join", 1: "waiting for 1 more node to join"}[more]
+			// Alone, a node has no majority of the replicas; with two, a
+			// majority, but a new cluster's storage elects its first
+			// leader with every node.
+			want := map[int]string{
+				2: "waiting for 1 more node to join (the storage keeps 3 replicas and runs on 2)",
+				1: "electing the storage leader: 2 of its 3 nodes here (a new cluster waits for all)",
+			}[more]
 			for _, n := range nodes {
 				require.Eventually(t, func() bool { return strings.Contains(reason(n), want) },
 					30*time.Second, 20*time.Millisecond, "%s says %q, not %q", n.ID(), reason(n), want)

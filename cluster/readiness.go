@@ -56,6 +56,15 @@ func (n *Node) startState() string {
 	n.mu.Lock()
 	err := n.lastErr
 	n.mu.Unlock()
+	var wait storeWaitError
+	if errors.As(err, &wait) {
+		return string(wait)
+	}
+	if errors.Is(err, errCreatorFirst) {
+		if w := n.newStoreWait(); w != "" {
+			return w // the creator waits for it too
+		}
+	}
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errCreatorFirst) {
 		return "creating the cluster's buckets (last try: " + err.Error() + ")"
 	}
@@ -63,10 +72,12 @@ func (n *Node) startState() string {
 }
 
 // storageWait says what the embedded server's JetStream still needs
-// before it can create replicated buckets ("" when nothing, or when the
-// node cannot tell: with URLs): the other nodes, and a storage leader
-// that knows enough of them. A request sent before then gets no answer
-// and waits out its bound.
+// before the node can use the cluster's stores ("" when nothing, or when
+// the node cannot tell: with URLs): routes to a majority of the storage's
+// replicas (the others may be lost for good: a replicated store runs on a
+// majority), and a storage leader that hears from them. A request sent
+// before then gets no answer and waits out its bound. Creating a store
+// that does not exist yet needs every replica (newStoreWait).
 func (n *Node) storageWait() string {
 	if n.ns == nil || len(n.opts.Routes) == 0 {
 		return ""
@@ -74,25 +85,64 @@ func (n *Node) storageWait() string {
 	if n.opts.routesOnlySelf() {
 		return "waiting for other nodes: --routes names only this node (list every node's route URL)"
 	}
-	if more := n.opts.Replicas - 1 - len(n.Peers()); more > 0 {
-		return fmt.Sprintf("waiting for %d more %s to join (the storage keeps %d replicas)", more, plural(more, "node"), n.opts.Replicas)
+	need := n.opts.Replicas/2 + 1 // a majority of the replicas, this node among them
+	if more := need - 1 - len(n.Peers()); more > 0 {
+		return fmt.Sprintf("waiting for %d more %s to join (the storage keeps %d replicas and runs on %d)", more, plural(more, "node"), n.opts.Replicas, need)
 	}
 	jsz, err := n.ns.Jsz(&server.JSzOptions{})
-	if err != nil || jsz.Meta == nil || jsz.Meta.Leader == "" || jsz.Meta.Size < n.opts.Replicas {
+	if err != nil || jsz.Meta == nil {
+		return "electing the storage leader"
+	}
+	if here := len(n.Peers()) + 1; jsz.Meta.Leader == "" && here < jsz.Meta.Size {
+		// A new cluster's storage elects its first leader once it has
+		// heard from every node; after, from a majority.
+		return fmt.Sprintf("electing the storage leader: %d of its %d nodes here (a new cluster waits for all)", here, jsz.Meta.Size)
+	}
+	if jsz.Meta.Leader == "" || jsz.Meta.Size < need {
 		return "electing the storage leader"
 	}
 	if n.ns.JetStreamIsLeader() {
-		current := 0
-		for _, p := range jsz.Meta.Replicas {
-			if p.Current && !p.Offline {
-				current++
-			}
-		}
-		if more := n.opts.Replicas - 1 - current; more > 0 {
+		if more := need - 1 - currentPeers(jsz.Meta); more > 0 {
 			return fmt.Sprintf("the storage leader is waiting to hear from %d more %s", more, plural(more, "node"))
 		}
 	}
 	return ""
+}
+
+// newStoreWait says what the embedded server's JetStream still needs
+// before it can create a store ("" when nothing, or when the node cannot
+// tell): routes to every replica's node, and a storage leader that hears
+// from them all. A new cluster waits for it once.
+func (n *Node) newStoreWait() string {
+	if w := n.storageWait(); w != "" || n.ns == nil || len(n.opts.Routes) == 0 {
+		return w
+	}
+	r := n.opts.Replicas
+	if more := r - 1 - len(n.Peers()); more > 0 {
+		return fmt.Sprintf("waiting for %d more %s to join (a new store needs all %d replicas)", more, plural(more, "node"), r)
+	}
+	jsz, err := n.ns.Jsz(&server.JSzOptions{})
+	if err != nil || jsz.Meta == nil || jsz.Meta.Size < r {
+		return "electing the storage leader"
+	}
+	if n.ns.JetStreamIsLeader() {
+		if more := r - 1 - currentPeers(jsz.Meta); more > 0 {
+			return fmt.Sprintf("the storage leader is waiting to hear from %d more %s", more, plural(more, "node"))
+		}
+	}
+	return ""
+}
+
+// currentPeers counts the metadata group's other members that are online
+// and caught up with its leader.
+func currentPeers(meta *server.MetaClusterInfo) int {
+	current := 0
+	for _, p := range meta.Replicas {
+		if p.Current && !p.Offline {
+			current++
+		}
+	}
+	return current
 }
 
 // creates reports whether this node creates the buckets that do not

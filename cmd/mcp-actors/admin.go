@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ import (
 //	GET  /admin/cluster                the cluster as this node sees it: nodes, leases, stores
 //	POST /admin/drain                  this node takes no new sessions (/readyz 503)
 //	POST /admin/stores/{store}/remove  delete a store's stream (a storage conflict)
+//	POST /admin/nodes/{node}/remove    remove a node lost for good from the storage
 
 // minAdminToken is the shortest admin token accepted.
 const minAdminToken = 16
@@ -85,6 +87,23 @@ func adminHandler(token string, node *cluster.Node, srv *mcpactors.Server, log *
 			writeJSON(w, map[string]any{"store": store, "removed": true, "next": "restart every node: each creates the store again at start"})
 		}
 	})
+	mux.HandleFunc("POST /admin/nodes/{node}/remove", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("node")
+		err := node.RemoveNode(r.Context(), id)
+		switch {
+		case errors.Is(err, cluster.ErrUnknownNode):
+			http.Error(w, err.Error(), http.StatusNotFound)
+		case errors.Is(err, cluster.ErrNodeReachable):
+			http.Error(w, err.Error(), http.StatusConflict)
+		case errors.Is(err, cluster.ErrNotEmbedded):
+			http.Error(w, err.Error(), http.StatusNotImplemented)
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		default:
+			writeJSON(w, map[string]any{"node": id, "removed": true,
+				"next": "its replicas move to the nodes left; never start it again on its data directory (a replacement takes a new ID)"})
+		}
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		sum := sha256.Sum256([]byte(got))
@@ -109,15 +128,16 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 // adminCmd is the admin path's client: `mcp-actors admin status|drain|
-// remove-store STORE --url http://node:8080`.
+// remove-store STORE|remove-node NODE --url http://node:8080`.
 type adminCmd struct {
 	URL       string `name:"url" default:"http://127.0.0.1:8080" env:"MCP_ACTORS_ADMIN_URL" help:"The node's HTTP address (its --listen, with scheme)."`
 	TokenFile string `name:"token-file" env:"MCP_ACTORS_ADMIN_TOKEN_FILE" type:"existingfile" placeholder:"FILE" help:"File holding the node's admin token (else $MCP_ACTORS_ADMIN_TOKEN)."`
 	CA        string `name:"ca" env:"MCP_ACTORS_ADMIN_CA" type:"existingfile" placeholder:"FILE" help:"PEM file of the CAs of the node's HTTPS certificate."`
 
-	Status      adminStatusCmd `cmd:"" help:"Show the cluster as the node sees it: nodes and their leases, session counts, each store's leader and replicas."`
-	Drain       adminDrainCmd  `cmd:"" help:"Make the node take no new sessions (/readyz 503); its open sessions go on."`
-	RemoveStore adminRemoveCmd `cmd:"" name:"remove-store" help:"Delete a store's JetStream stream (sessions, leases, catalog, events) and all it holds, to clear a storage conflict; every node creates it again when it next starts."`
+	Status      adminStatusCmd     `cmd:"" help:"Show the cluster as the node sees it: nodes and their leases, session counts, each store's leader and replicas."`
+	Drain       adminDrainCmd      `cmd:"" help:"Make the node take no new sessions (/readyz 503); its open sessions go on."`
+	RemoveNode  adminRemoveNodeCmd `cmd:"" name:"remove-node" help:"Remove a node lost for good (its machine or volume gone) from the storage: its replicas move to the nodes left or to its replacement. Refused for a node the asked node still reaches."`
+	RemoveStore adminRemoveCmd     `cmd:"" name:"remove-store" help:"Delete a store's JetStream stream (sessions, leases, catalog, events) and all it holds, to clear a storage conflict; every node creates it again when it next starts."`
 }
 
 type adminStatusCmd struct {
@@ -150,6 +170,22 @@ func (c *adminStatusCmd) Run(a *adminCmd) error {
 
 func (adminDrainCmd) Run(a *adminCmd) error {
 	body, err := a.do(http.MethodPost, "/admin/drain")
+	if err == nil {
+		_, err = os.Stdout.Write(body)
+	}
+	return err
+}
+
+type adminRemoveNodeCmd struct {
+	Node string `arg:"" help:"The lost node's ID (--node-id)."`
+	Yes  bool   `name:"yes" help:"Confirm: the node is gone for good and will not start again on its data directory."`
+}
+
+func (c *adminRemoveNodeCmd) Run(a *adminCmd) error {
+	if !c.Yes {
+		return configError{fmt.Errorf("remove-node %s: the node must never start again on its data directory: add --yes", c.Node)}
+	}
+	body, err := a.do(http.MethodPost, "/admin/nodes/"+url.PathEscape(c.Node)+"/remove")
 	if err == nil {
 		_, err = os.Stdout.Write(body)
 	}

@@ -20,6 +20,7 @@ type cluster struct {
 	nodes   []*node
 	proxies *routeProxies
 	lease   time.Duration
+	extra   []string // every node's serve arguments besides the cluster's
 }
 
 // clusterSecret is every node's --cluster-secret.
@@ -58,21 +59,50 @@ func startClusterOf(t *testing.T, n int, lease time.Duration, extra ...string) *
 	for i, port := range freePorts(t, len(ids)) {
 		listen[ids[i]] = fmt.Sprintf("127.0.0.1:%d", port)
 	}
-	c := &cluster{t: t, lease: lease, proxies: startRouteProxies(t, listen)}
+	c := &cluster{t: t, lease: lease, proxies: startRouteProxies(t, listen), extra: extra}
 	var routes []string
 	for _, id := range ids {
 		routes = append(routes, "nats-route://"+c.proxies.addr(id))
 	}
 	for _, id := range ids {
-		c.nodes = append(c.nodes, startNode(t, id, append([]string{
-			"--node-id", id, "--data-dir", t.TempDir(),
-			"--cluster-listen", listen[id], "--cluster-advertise", c.proxies.addr(id),
-			"--routes", strings.Join(routes, ","), "--cluster-name", clusterName, "--cluster-secret", clusterSecret,
-			"--lease-ttl", lease.String()}, extra...)...))
+		c.nodes = append(c.nodes, startNode(t, id, c.nodeArgs(id, listen[id], routes)...))
 	}
 	t.Cleanup(c.stopAll) // before each node's own cleanup, after the test's
 	c.waitReady()
 	return c
+}
+
+// nodeArgs is node id's serve arguments: its route port listen, routes to
+// the nodes routes names, and the cluster's.
+func (c *cluster) nodeArgs(id, listen string, routes []string) []string {
+	return append([]string{
+		"--node-id", id, "--data-dir", c.t.TempDir(),
+		"--cluster-listen", listen, "--cluster-advertise", c.proxies.addr(id),
+		"--routes", strings.Join(routes, ","), "--cluster-name", clusterName, "--cluster-secret", clusterSecret,
+		"--lease-ttl", c.lease.String()}, c.extra...)
+}
+
+// addNode starts a new node, id, behind a proxy of its own, with routes to
+// the running nodes and itself (as an operator adds a node: the others'
+// --routes stay as they are, and NATS tells them of it), waits until it is
+// ready and returns it. A client made before sees it only once told
+// (client.nodes).
+func (c *cluster) addNode(id string) *node {
+	c.t.Helper()
+	listen := fmt.Sprintf("127.0.0.1:%d", freePorts(c.t, 1)[0])
+	c.proxies.add(c.t, id, listen)
+	var routes []string
+	for _, n := range c.nodes {
+		if !n.killed.Load() {
+			routes = append(routes, "nats-route://"+c.proxies.addr(n.id))
+		}
+	}
+	routes = append(routes, "nats-route://"+c.proxies.addr(id))
+	n := startNode(c.t, id, c.nodeArgs(id, listen, routes)...)
+	c.t.Cleanup(c.stopAll) // every node at once, before n's own cleanup
+	c.nodes = append(c.nodes, n)
+	n.waitReady()
+	return n
 }
 
 // waitReady waits until every running node's /readyz answers 200.

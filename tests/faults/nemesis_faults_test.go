@@ -180,6 +180,7 @@ func (nm *processNemesis) awaitReady(f fault) time.Duration {
 		return len(states) == 0
 	})
 	if !ok {
+		nm.c.postMortem()
 		nm.camp.fatalf("nemesis: after %s, not every node was ready within %s: %s", f, readyTimeout, strings.Join(states, "; "))
 	}
 	return took

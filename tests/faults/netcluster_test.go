@@ -1,6 +1,9 @@
 package faults_test
 
 import (
+	"context"
+	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -71,3 +74,30 @@ func (c *netCluster) blackhole(id string) { c.net.blackhole(id) }
 
 // heal brings every link up.
 func (c *netCluster) heal() { c.net.heal() }
+
+// postMortem records what a stuck cluster looks like, for a failure's
+// report: each namespace's links, addresses and sockets (ss), and then
+// each running node's goroutines — SIGQUIT, which makes a Go program
+// print them to its stderr (kept with the node's log) and exit.
+func (c *netCluster) postMortem() {
+	t := c.t
+	for _, id := range c.net.ids {
+		ns := c.net.namespace(id)
+		var b strings.Builder
+		for _, args := range [][]string{
+			{"ip", "-br", "link"}, {"ip", "-br", "addr"}, {"ss", "-tanpi"},
+		} {
+			ctx, cancel := context.WithTimeout(context.Background(), ipTimeout)
+			out, err := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns}, args...)...).CombinedOutput()
+			cancel()
+			fmt.Fprintf(&b, "$ %s\n%s", strings.Join(args, " "), out)
+			if err != nil {
+				fmt.Fprintf(&b, "(%v)\n", err)
+			}
+		}
+		t.Logf("post-mortem of %s's namespace %s:\n%s", id, ns, b.String())
+	}
+	for _, n := range c.nodes {
+		n.quit()
+	}
+}

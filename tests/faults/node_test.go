@@ -133,6 +133,32 @@ func (n *node) kill() {
 	n.paused.Store(false)
 }
 
+// quit ends a running node with SIGQUIT (SIGCONT first if paused): a Go
+// program prints every goroutine's stack to its stderr and exits. For a
+// failure's post-mortem.
+func (n *node) quit() {
+	cmd, exited := n.process()
+	select {
+	case <-exited:
+		return
+	default:
+	}
+	n.killed.Store(true)
+	if n.paused.Load() {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+	}
+	_ = cmd.Process.Signal(syscall.SIGQUIT)
+	timer := time.NewTimer(stopTimeout)
+	defer timer.Stop()
+	select {
+	case <-exited:
+	case <-timer.C:
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	n.paused.Store(false)
+}
+
 // restart starts a killed node again with the same arguments.
 func (n *node) restart() {
 	n.t.Helper()
@@ -260,14 +286,19 @@ func (n *node) waitReady() {
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	last := "none"
 	for {
 		code, body := n.readyz(ctx)
 		if code == http.StatusOK {
 			return
 		}
+		if code != 0 {
+			last = fmt.Sprintf("%d %s", code, body)
+		}
 		select {
 		case <-ctx.Done():
-			require.FailNow(n.t, "a node never became ready", "%s: last /readyz: %d %s\nstderr:\n%s", n.id, code, body, n)
+			n.quit() // its goroutines, in its stderr
+			require.FailNow(n.t, "a node never became ready", "%s: last answer of /readyz: %s\nstderr (ending with its goroutines):\n%s", n.id, last, n)
 		case <-tick.C:
 		}
 	}

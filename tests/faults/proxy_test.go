@@ -4,6 +4,7 @@ import (
 	"bytes"
 	json "encoding/json/v2"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"sync"
@@ -115,19 +116,31 @@ func startRouteProxies(t *testing.T, targets map[string]string) *routeProxies {
 		ids: map[string]string{}, conns: map[*routeConn]struct{}{}, changed: make(chan struct{})}
 	t.Cleanup(s.close)
 	for node, target := range targets {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		p := &routeProxy{node: node, ln: ln, target: target}
-		s.proxies[node] = p
-		s.wg.Add(1)
-		go s.accept(p)
+		s.add(t, node, target)
 	}
 	return s
 }
 
+// add starts a proxy for node, whose real route address is target.
+func (s *routeProxies) add(t *testing.T, node, target string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &routeProxy{node: node, ln: ln, target: target}
+	s.mu.Lock()
+	s.proxies[node] = p
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go s.accept(p)
+}
+
 // addr is the address of node's proxy: what it advertises, and what the
 // others dial.
-func (s *routeProxies) addr(node string) string { return s.proxies[node].ln.Addr().String() }
+func (s *routeProxies) addr(node string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proxies[node].ln.Addr().String()
+}
 
 func (s *routeProxies) accept(p *routeProxy) {
 	defer s.wg.Done()
@@ -502,8 +515,9 @@ func (s *routeProxies) close() {
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
+	proxies := maps.Clone(s.proxies)
 	s.mu.Unlock()
-	for _, p := range s.proxies {
+	for _, p := range proxies {
 		_ = p.ln.Close()
 	}
 	for _, c := range conns {
