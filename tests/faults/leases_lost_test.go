@@ -18,9 +18,11 @@ import (
 // than replicas). The owner of the clients' sessions is the node that
 // holds no replica of the leases (the admin status says which); it is cut
 // from its routes (closed, refused) while the three others are killed and
-// started again at once: every replica of the leases — kept in memory —
-// restarts, so every lease key is gone, and the restarted nodes have never
-// seen the bucket's contents. The owner cannot renew its lease, but it
+// started again at once: every replica of the leases restarts (a bucket
+// kept in memory, as clusters made before 0.2 keep it, loses every key
+// then; on disk the keys come back, the owner's expiring a TTL after its
+// last renewal), and the restarted nodes have never seen the bucket's
+// contents. The owner cannot renew its lease, but it
 // still holds its sessions and its clients still call it; the restarted
 // nodes find it silent and look at its lease.
 //
