@@ -67,7 +67,19 @@ func (j *Journals) Put(ctx context.Context, key string, value []byte) error {
 		return err
 	}
 	_, err = kv.Put(ctx, key, value)
+	j.forgetIfGone(err)
 	return err
+}
+
+// forgetIfGone drops the opened bucket when err says its stream may be
+// gone (an operator removed the store: `admin remove-store journals`), so
+// that the next use opens it again, or makes it.
+func (j *Journals) forgetIfGone(err error) {
+	if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrBucketNotFound) {
+		j.mu.Lock()
+		j.kv = nil
+		j.mu.Unlock()
+	}
 }
 
 // Get reads the journal under key; session.ErrNotStored when there is
@@ -84,6 +96,7 @@ func (j *Journals) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("cluster: the journal bucket: %w", session.ErrNotStored)
 	}
 	if err != nil {
+		j.forgetIfGone(err)
 		return nil, err
 	}
 	return e.Value(), nil

@@ -9,7 +9,8 @@ type Topology struct {
 	// cannot tell (it uses an external NATS deployment).
 	Peers int
 	// Leads names the storage this node leads ("sessions", "leases",
-	// "catalog", "events"): reads and writes of it go through this node.
+	// "catalog", "events", "journals"): reads and writes of it go through
+	// this node.
 	// Nil with an external NATS deployment.
 	Leads []string
 	// LeaseAge is the time since the node's last successful lease renewal
@@ -28,6 +29,7 @@ type Topology struct {
 // each is kept in.
 var storeStreams = []struct{ store, bucket string }{
 	{"sessions", "sessions"}, {"leases", "nodes"}, {"catalog", "catalog"}, {"events", "events"},
+	{"journals", "journals"}, // made at the first spill (journals.go)
 }
 
 // Stores are the names Topology.Leads uses, in a fixed order.

@@ -137,7 +137,7 @@ type adminCmd struct {
 	Status      adminStatusCmd     `cmd:"" help:"Show the cluster as the node sees it: nodes and their leases, session counts, each store's leader and replicas."`
 	Drain       adminDrainCmd      `cmd:"" help:"Make the node take no new sessions (/readyz 503); its open sessions go on."`
 	RemoveNode  adminRemoveNodeCmd `cmd:"" name:"remove-node" help:"Remove a node lost for good (its machine or volume gone) from the storage: its replicas move to the nodes left or to its replacement. Refused for a node the asked node still reaches."`
-	RemoveStore adminRemoveCmd     `cmd:"" name:"remove-store" help:"Delete a store's JetStream stream (sessions, leases, catalog, events) and all it holds, to clear a storage conflict; every node creates it again when it next starts."`
+	RemoveStore adminRemoveCmd     `cmd:"" name:"remove-store" help:"Delete a store's JetStream stream (sessions, leases, catalog, events, journals) and all it holds, to clear a storage conflict; every node creates it again when it next starts."`
 }
 
 type adminStatusCmd struct {
@@ -147,7 +147,7 @@ type adminStatusCmd struct {
 type adminDrainCmd struct{}
 
 type adminRemoveCmd struct {
-	Store string `arg:"" enum:"sessions,leases,catalog,events" help:"The store: ${enum}."`
+	Store string `arg:"" enum:"sessions,leases,catalog,events,journals" help:"The store: ${enum}."`
 	Yes   bool   `name:"yes" help:"Confirm: what the store holds is lost (for sessions, every session)."`
 }
 
