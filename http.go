@@ -32,10 +32,14 @@ type HTTPOptions struct {
 	// start with a slash.
 	Path string
 
-	// Health also serves GET /healthz (200 while the process runs) and
-	// GET /readyz (200 while the server opens new sessions; 503 "draining"
-	// once Shutdown has begun, and 503 with the reason while its cluster
-	// node is not ready: see Server.Ready).
+	// Health also serves three probes, each saying another thing:
+	// GET /healthz, liveness (200 while the process serves HTTP: nothing
+	// a restart would cure is wrong; never the cluster's state); GET
+	// /readyz, readiness (200 while the server opens new sessions; 503
+	// "draining" once Shutdown has begun, and 503 with the reason while
+	// its cluster node is not ready: see Server.Ready); GET /startupz
+	// (200 once the server has finished starting, and for good after;
+	// 503 with what it waits for before: see Server.Started).
 	Health bool
 	// TLSCertFile and TLSKeyFile make Serve speak HTTPS (HTTP/1.1 and
 	// HTTP/2) with this certificate and key (PEM files).
@@ -111,6 +115,13 @@ func (s *Server) httpMux(opts *HTTPOptions) (*http.ServeMux, error) {
 				return
 			}
 			_, _ = w.Write([]byte("ready\n"))
+		})
+		mux.HandleFunc("GET /startupz", func(w http.ResponseWriter, _ *http.Request) {
+			if err := s.Started(); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = w.Write([]byte("started\n"))
 		})
 	}
 	if reg := s.opts.Metrics; reg != nil {

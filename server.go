@@ -384,6 +384,21 @@ func (s *Server) Ready() error {
 	return nil
 }
 
+// Started reports whether the server has finished starting: at once
+// alone; in a cluster, once its node has been ready once (it joined the
+// cluster, its stores exist, it took its lease). Unlike Ready it stays nil
+// after, whatever happens: /startupz answers it, for a startup probe that
+// holds the liveness probe off while a node waits for the others.
+func (s *Server) Started() error {
+	if s.cluster != nil && !s.cluster.Started() {
+		if err := s.cluster.Ready(); err != nil {
+			return err
+		}
+		return errors.New("starting")
+	}
+	return nil
+}
+
 // errDraining is Ready's answer while the server drains.
 var errDraining = errors.New("draining")
 

@@ -46,6 +46,11 @@ func (n *Node) Ready() error {
 	return fmt.Errorf("%w: taking the node's lease", ErrNotReady)
 }
 
+// Started reports whether the node has been ready once since it started:
+// what a startup probe asks. It stays true when the node is not ready
+// again later (a lapse, a cut): that is the readiness probe's to say.
+func (n *Node) Started() bool { return n.settled.Load() }
+
 // startState says what a node whose buckets do not exist yet waits for:
 // other nodes, a storage leader, or the buckets' creation (with its last
 // error when that is not a wait for an answer).

@@ -218,6 +218,9 @@ func (r *Relay) HandsOver() bool { return !r.node.Standalone() }
 // Ready reports whether the node can serve (see Node.Ready).
 func (r *Relay) Ready() error { return r.node.Ready() }
 
+// Started reports whether the node has been ready once (Node.Started).
+func (r *Relay) Started() bool { return r.node.Started() }
+
 // Close stops receiving messages for this node, and the catalog watch.
 func (r *Relay) Close() {
 	r.mu.Lock() // nothing starts in the background from now on

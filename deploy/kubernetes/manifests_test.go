@@ -150,6 +150,12 @@ func TestStatefulSet(t *testing.T) {
 	require.NotNil(t, c.ReadinessProbe.HTTPGet)
 	assert.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
 	assert.Equal(t, "http", c.ReadinessProbe.HTTPGet.Port.String())
+	require.NotNil(t, c.StartupProbe, "a startup probe holds liveness off while a node joins its cluster")
+	require.NotNil(t, c.StartupProbe.HTTPGet)
+	assert.Equal(t, "/startupz", c.StartupProbe.HTTPGet.Path)
+	assert.Equal(t, "http", c.StartupProbe.HTTPGet.Port.String())
+	assert.GreaterOrEqual(t, c.StartupProbe.PeriodSeconds*c.StartupProbe.FailureThreshold, int32(300),
+		"a new cluster's pods get minutes to find each other before the kubelet restarts one")
 
 	// The kubelet waits longer than the node's own shutdown.
 	shutdown, err := time.ParseDuration(f["--shutdown-timeout"])
