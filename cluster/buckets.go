@@ -84,6 +84,10 @@ func (n *Node) createBuckets(create bool, timeout time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("creating the event log stream: %w", err)
 	}
+	if have, want := events.CachedInfo().Config.Storage, n.eventStreamConfig().Storage; have != want {
+		n.log.Warn("the event log is kept in another storage than this node's flags ask (JetStream cannot change it): the node uses it as it is; to change it, remove the events store (docs/operations.md, \"The event log's storage\")",
+			"kept_in", have.String(), "asked", want.String())
+	}
 	// A server before 2.12 ignores what it does not know: events go one by one.
 	n.atomicEvents.Store(events.CachedInfo().Config.AllowAtomicPublish)
 	n.mu.Lock()

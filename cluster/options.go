@@ -99,7 +99,10 @@ type Options struct {
 	// each event then costs more CPU (about a quarter more per appended
 	// event on three replicas here) but survives the loss of every
 	// replica at once; in memory, each replica keeps it, so it survives
-	// the loss of a node (default: memory).
+	// the loss of a node (default: memory; `serve` keeps it in files by
+	// default, since a replicated stream in memory can be left without a
+	// leader after two of its replicas restart, and then no session can be
+	// taken over or started again: TestNodeLostForGood).
 	EventMaxAge      time.Duration
 	EventsPerSession int
 	EventBytes       int64

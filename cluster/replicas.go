@@ -90,9 +90,54 @@ func (n *Node) RemoveNode(ctx context.Context, id string) error {
 		return fmt.Errorf("cluster: connecting to the system account: %w", err)
 	}
 	defer nc.Close()
+	err = n.removePeer(ctx, nc, id, "")
+	if errors.Is(err, ErrUnknownNode) {
+		// The storage leader may know the lost node by its peer ID only
+		// (it was elected after the node was lost): name it by the ID
+		// this node or its stores' replicas know it by.
+		if peer := n.peerIDOf(ctx, id); peer != "" {
+			err = n.removePeer(ctx, nc, id, peer)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	n.log.Warn("removed a node from the storage: its replicas move to the nodes left", "node", id)
+	return nil
+}
+
+// peerIDOf returns the storage's peer ID of the node named id, as this
+// node's view of the metadata group or its stores' replicas tell it; ""
+// when neither does.
+func (n *Node) peerIDOf(ctx context.Context, id string) string {
+	if jsz, err := n.ns.Jsz(&server.JSzOptions{}); err == nil && jsz.Meta != nil {
+		for _, r := range jsz.Meta.Replicas {
+			if r != nil && r.Name == id && r.Peer != "" {
+				return r.Peer
+			}
+		}
+	}
+	for _, s := range storeStreams {
+		info, err := n.streamInfo(ctx, n.streamOf(s.store))
+		if err != nil || info.Cluster == nil {
+			continue
+		}
+		for _, r := range info.Cluster.Replicas {
+			if r != nil && r.Name == id && r.Peer != "" {
+				return r.Peer
+			}
+		}
+	}
+	return ""
+}
+
+// removePeer asks the storage leader to remove the node named id (by its
+// peer ID when peer is not "") from the metadata group.
+func (n *Node) removePeer(ctx context.Context, nc *nats.Conn, id, peer string) error {
 	req, _ := json.Marshal(struct {
 		Server string `json:"peer"`
-	}{id})
+		Peer   string `json:"peer_id,omitempty"`
+	}{id, peer})
 	ctx, cancel := context.WithTimeout(ctx, storageOpTimeout)
 	defer cancel()
 	msg, err := nc.RequestWithContext(ctx, "$JS.API.SERVER.REMOVE", req)
@@ -119,7 +164,6 @@ func (n *Node) RemoveNode(ctx context.Context, id string) error {
 	if !resp.Success {
 		return fmt.Errorf("cluster: removing %s from the storage: refused", id)
 	}
-	n.log.Warn("removed a node from the storage: its replicas move to the nodes left", "node", id)
 	return nil
 }
 

@@ -41,7 +41,7 @@ type clusterFlags struct {
 	EventsPerSess int           `name:"events-per-session" default:"512" env:"MCP_ACTORS_EVENTS_PER_SESSION" help:"Events of one session its event log keeps in JetStream; the oldest go first."`
 	EventBytes    int64         `name:"event-bytes" default:"268435456" env:"MCP_ACTORS_EVENT_BYTES" help:"Bytes the event logs of all sessions keep in JetStream; the oldest go first."`
 	EventDelay    time.Duration `name:"event-delay" default:"250ms" env:"MCP_ACTORS_EVENT_DELAY" help:"How long a node lets logged events gather before it writes them to JetStream as one batch (0: at once). A crashed node loses at most this much of its sessions' events."`
-	EventFiles    bool          `name:"event-files" env:"MCP_ACTORS_EVENT_FILES" help:"Keep the event logs in JetStream files rather than memory (survives losing every replica at once; costs more per event)."`
+	EventFiles    bool          `name:"event-files" default:"true" negatable:"" env:"MCP_ACTORS_EVENT_FILES" help:"Keep the event logs in JetStream files (the default). --no-event-files keeps them in memory: less CPU per event, but lost with every replica at once, and a replicated log in memory can be left without a leader after two of its replicas restart, when no session can be taken over or started again."`
 
 	// maxBody is serve's --max-body: a request that large must cross
 	// nodes (cluster.Options.MaxMessageBytes).

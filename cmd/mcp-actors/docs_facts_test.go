@@ -33,12 +33,12 @@ func TestDocsAgree(t *testing.T) {
 		assert.False(t, strings.Contains(strings.ToLower(doc), "must run the same release"), "%s contradicts the upgrade policy", name)
 	}
 
-	// What --data-dir holds: the event logs only with --event-files.
+	// What --data-dir holds: the event logs unless --no-event-files.
 	backup := section(t, ops, "## Backup and restore")
-	for _, fact := range []string{"only with `--event-files`", "journals", "leases"} {
+	for _, fact := range []string{"the event logs (in files by default; with `--no-event-files` they are in memory", "journals", "leases"} {
 		assert.True(t, strings.Contains(backup, fact), "the backup section names what --data-dir holds: %q", fact)
 	}
-	assert.Contains(t, eventFilesHelp(t), "rather than memory", "--event-files' help agrees: memory by default")
+	assert.Contains(t, eventFilesHelp(t), "in JetStream files (the default)", "--event-files' help agrees: files by default")
 
 	// Start-up: the figure measured in docs/operations.md, quoted the same
 	// in docs/cluster.md; no older figure left.
@@ -74,7 +74,7 @@ func eventFilesHelp(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile("cluster.go")
 	require.NoError(t, err)
-	m := regexp.MustCompile(`name:"event-files"[^\n]*help:"([^"]*)"`).FindSubmatch(b)
+	m := regexp.MustCompile(`name:"event-files" default:"true"[^\n]*help:"([^"]*)"`).FindSubmatch(b)
 	require.NotNil(t, m, "the --event-files flag in cluster.go")
 	return string(m[1])
 }
