@@ -143,6 +143,14 @@ func TestHoldRunsFrozen(t *testing.T) {
 			holdCall("a", "n1", 0, 9.2, "n1", 0.5, 9.1),
 			holdCall("a", "n2", 6, 7.1, "n2", 6, 7),
 		}), nil},
+		{"started as the freeze took effect", numbered([]op{
+			holdCall("a", "n1", 1, 9.2, "n1", 1.02, 9.1),
+			holdCall("a", "n2", 6, 7.1, "n2", 6, 7),
+		}), nil},
+		{"started well after the freeze was recorded", numbered([]op{
+			holdCall("a", "n1", 1, 9.2, "n1", 1.5, 9.1),
+			holdCall("a", "n2", 6, 7.1, "n2", 6, 7),
+		}), []string{holdsOverlap}},
 		{"went on after the resume", numbered([]op{
 			holdCall("a", "n1", 0, 12.2, "n1", 0.5, 12),
 			holdCall("a", "n2", 6, 7.1, "n2", 6, 7),

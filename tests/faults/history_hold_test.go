@@ -161,18 +161,34 @@ type span struct {
 // three -race servers on two shared cores.
 const resumeBound = 2 * time.Second
 
+// freezeSlack is how long after its recorded start a freeze may take
+// effect (trimFrozen).
+const freezeSlack = 100 * time.Millisecond
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // trimFrozen ends each run that a freeze of its node caught, and that
 // ended within resumeBound of the node running again, when the freeze
 // began: the run did nothing meanwhile, and after it only returned. A
 // run that went on longer after the freeze is left as it is (the check
 // then judges all of it).
+//
+// A freeze is recorded just before its SIGSTOP is sent, and takes effect
+// once every thread of the process has stopped: a run that started within
+// freezeSlack after the recorded start was caught by it too (seen: a run
+// stamped 13 ms after it), and counts as ended when it started.
 func trimFrozen(runs []holdRun, frozen []span) []holdRun {
 	out := slices.Clone(runs)
 	for i, r := range out {
 		for _, f := range frozen {
-			if f.node == r.node && !f.from.Before(r.start) && f.from.Before(r.end) && !r.end.Before(f.to) &&
+			if f.node == r.node && !f.from.Add(freezeSlack).Before(r.start) && f.from.Before(r.end) && !r.end.Before(f.to) &&
 				r.end.Sub(f.to) <= resumeBound {
-				out[i].end = f.from
+				out[i].end = latest(f.from, r.start)
 				out[i].from += fmt.Sprintf(", frozen %s–%s", f.from.Format("15:04:05.000"), f.to.Format("15:04:05.000"))
 			}
 		}
