@@ -51,12 +51,24 @@ func TestKustomizationListsEveryManifest(t *testing.T) {
 		APIVersion string   `json:"apiVersion"`
 		Kind       string   `json:"kind"`
 		Resources  []string `json:"resources"`
+		Images     []struct {
+			Name   string `json:"name"`
+			NewTag string `json:"newTag"`
+		} `json:"images"`
 	}
 	b, err := os.ReadFile("kustomization.yaml")
 	require.NoError(t, err)
 	require.NoError(t, yaml.UnmarshalStrict(b, &k))
 	assert.Equal(t, "Kustomization", k.Kind)
 	assert.ElementsMatch(t, []string{"service-headless.yaml", "service.yaml", "statefulset.yaml", "pdb.yaml"}, k.Resources)
+
+	// The image is pinned to a release here, and only here.
+	s := decode[appsv1.StatefulSet](t, "statefulset.yaml")
+	image := s.Spec.Template.Spec.Containers[0].Image
+	assert.NotContains(t, image, ":", "the StatefulSet names the image without a tag; kustomization.yaml pins it")
+	require.Len(t, k.Images, 1)
+	assert.Equal(t, image, k.Images[0].Name)
+	assert.Regexp(t, `^v[0-9]+\.[0-9]+\.[0-9]+$`, k.Images[0].NewTag, "a release, never latest")
 }
 
 func TestStatefulSet(t *testing.T) {
@@ -140,6 +152,25 @@ func TestStatefulSet(t *testing.T) {
 	require.NotNil(t, pod.SecurityContext)
 	require.NotNil(t, pod.SecurityContext.FSGroup, "the non-root user reads the secret through its group")
 	assert.NotZero(t, *secretVol.Secret.DefaultMode&0o040)
+
+	// Hardening: no API token, the runtime's default seccomp profile.
+	require.NotNil(t, pod.AutomountServiceAccountToken)
+	assert.False(t, *pod.AutomountServiceAccountToken, "the nodes never call the Kubernetes API")
+	require.NotNil(t, pod.SecurityContext.SeccompProfile)
+	assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, pod.SecurityContext.SeccompProfile.Type)
+
+	// Spread: never two pods on one machine; over zones when labelled.
+	spread := map[string]corev1.TopologySpreadConstraint{}
+	for _, c := range pod.TopologySpreadConstraints {
+		spread[c.TopologyKey] = c
+		require.NotNil(t, c.LabelSelector)
+		assert.Equal(t, s.Spec.Selector.MatchLabels, c.LabelSelector.MatchLabels)
+	}
+	require.Contains(t, spread, "kubernetes.io/hostname")
+	assert.Equal(t, corev1.DoNotSchedule, spread["kubernetes.io/hostname"].WhenUnsatisfiable)
+	assert.EqualValues(t, 1, spread["kubernetes.io/hostname"].MaxSkew)
+	require.Contains(t, spread, "topology.kubernetes.io/zone")
+	assert.Equal(t, corev1.ScheduleAnyway, spread["topology.kubernetes.io/zone"].WhenUnsatisfiable)
 
 	// Probes.
 	require.NotNil(t, c.LivenessProbe)
