@@ -65,6 +65,11 @@ func TestAdminPath(t *testing.T) {
 	}
 	assert.NotContains(t, sp.stderr.String(), adminToken, "the token is never logged")
 
+	// The stores are made once the node is ready.
+	require.Eventually(t, func() bool {
+		status, _ := adminDo(t, http.MethodGet, base+"/readyz", "")
+		return status == http.StatusOK
+	}, exitTimeout, 10*time.Millisecond, "the node becomes ready")
 	status, body := adminDo(t, http.MethodGet, base+"/admin/cluster", "Bearer "+adminToken)
 	require.Equal(t, http.StatusOK, status, body)
 	assert.Contains(t, body, `"storage":[`)
