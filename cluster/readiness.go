@@ -91,27 +91,7 @@ func (n *Node) storageWait() string {
 		return "waiting for other nodes: --routes names only this node (list every node's route URL)"
 	}
 	need := n.opts.Replicas/2 + 1 // a majority of the replicas, this node among them
-	if more := need - 1 - len(n.Peers()); more > 0 {
-		return fmt.Sprintf("waiting for %d more %s to join (the storage keeps %d replicas and runs on %d)", more, plural(more, "node"), n.opts.Replicas, need)
-	}
-	jsz, err := n.ns.Jsz(&server.JSzOptions{})
-	if err != nil || jsz.Meta == nil {
-		return "electing the storage leader"
-	}
-	if here := len(n.Peers()) + 1; jsz.Meta.Leader == "" && here < jsz.Meta.Size {
-		// A new cluster's storage elects its first leader once it has
-		// heard from every node; after, from a majority.
-		return fmt.Sprintf("electing the storage leader: %d of its %d nodes here (a new cluster waits for all)", here, jsz.Meta.Size)
-	}
-	if jsz.Meta.Leader == "" || jsz.Meta.Size < need {
-		return "electing the storage leader"
-	}
-	if n.ns.JetStreamIsLeader() {
-		if more := need - 1 - currentPeers(jsz.Meta); more > 0 {
-			return fmt.Sprintf("the storage leader is waiting to hear from %d more %s", more, plural(more, "node"))
-		}
-	}
-	return ""
+	return n.storageNeeds(need, fmt.Sprintf("the storage keeps %d replicas and runs on %d", n.opts.Replicas, need))
 }
 
 // newStoreWait says what the embedded server's JetStream still needs
@@ -123,15 +103,32 @@ func (n *Node) newStoreWait() string {
 		return w
 	}
 	r := n.opts.Replicas
-	if more := r - 1 - len(n.Peers()); more > 0 {
-		return fmt.Sprintf("waiting for %d more %s to join (a new store needs all %d replicas)", more, plural(more, "node"), r)
+	return n.storageNeeds(r, fmt.Sprintf("a new store needs all %d replicas", r))
+}
+
+// storageNeeds says what the embedded server's JetStream still needs
+// before need nodes, this one among them, are routed to and heard from by
+// a storage leader ("" when nothing); why says what need is, for the wait
+// for more nodes.
+func (n *Node) storageNeeds(need int, why string) string {
+	here := len(n.Peers()) + 1
+	if more := need - here; more > 0 {
+		return fmt.Sprintf("waiting for %d more %s to join (%s)", more, plural(more, "node"), why)
 	}
 	jsz, err := n.ns.Jsz(&server.JSzOptions{})
-	if err != nil || jsz.Meta == nil || jsz.Meta.Size < r {
+	if err != nil || jsz.Meta == nil {
+		return "electing the storage leader"
+	}
+	if jsz.Meta.Leader == "" && here < jsz.Meta.Size {
+		// A new cluster's storage elects its first leader once it has
+		// heard from every node; after, from a majority.
+		return fmt.Sprintf("electing the storage leader: %d of its %d nodes here (a new cluster waits for all)", here, jsz.Meta.Size)
+	}
+	if jsz.Meta.Leader == "" || jsz.Meta.Size < need {
 		return "electing the storage leader"
 	}
 	if n.ns.JetStreamIsLeader() {
-		if more := r - 1 - currentPeers(jsz.Meta); more > 0 {
+		if more := need - 1 - currentPeers(jsz.Meta); more > 0 {
 			return fmt.Sprintf("the storage leader is waiting to hear from %d more %s", more, plural(more, "node"))
 		}
 	}

@@ -1,11 +1,6 @@
 package faults_test
 
 import (
-	"context"
-	json "encoding/json/v2"
-	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -41,9 +36,7 @@ func TestLeasesLostWhileOwnerRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a four-node cluster, cuts a node and restarts the others")
 	}
-	token := filepath.Join(t.TempDir(), "admin-token")
-	require.NoError(t, os.WriteFile(token, []byte(adminToken), 0o600))
-	c := startClusterOf(t, 4, leaderLease, "--replicas", "3", "--admin-token-file", token)
+	c := startClusterOf(t, 4, leaderLease, "--replicas", "3", "--admin-token-file", adminTokenFile(t))
 	// The owner is the node that holds no replica of the leases: the
 	// others hold all three.
 	held := leaseReplicas(t, c.nodes[0])
@@ -118,34 +111,11 @@ const adminToken = "faults-admin-token-0123456789"
 // sees them (mcp-actors admin status: GET /admin/cluster).
 func leaseReplicas(t *testing.T, n *node) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), probeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.base()+"/admin/cluster", nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var o struct {
-		Storage []struct {
-			Store    string `json:"store"`
-			Leader   string `json:"leader"`
-			Replicas []struct {
-				Node string `json:"node"`
-			} `json:"replicas"`
-		} `json:"storage"`
+	reps := storeReplicas(t, n)["leases"]
+	require.NotEmpty(t, reps, "no leases store in the admin status")
+	var out []string
+	for _, r := range reps {
+		out = append(out, r.node)
 	}
-	require.NoError(t, json.UnmarshalRead(resp.Body, &o))
-	for _, st := range o.Storage {
-		if st.Store == "leases" {
-			out := []string{st.Leader}
-			for _, r := range st.Replicas {
-				out = append(out, r.Node)
-			}
-			return out
-		}
-	}
-	t.Fatal("no leases store in the admin status")
-	return nil
+	return out
 }

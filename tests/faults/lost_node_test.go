@@ -39,19 +39,8 @@ func TestNodeLostForGood(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster, loses a node, restarts and replaces nodes")
 	}
-	c := startClusterOf(t, 3, leaderLease, "--admin-token-file", adminTokenFile(t))
+	c, h, cl, sessions, w := startCountingOnN1(t)
 	n1, n2, n3 := c.nodes[0], c.nodes[1], c.nodes[2]
-	h := &history{}
-	cl := newClient(t, c, h)
-	sessions := openSessions(t, cl, "s", 0, counterSessions, callBound)
-	var loops []loop
-	for _, s := range sessions {
-		loops = append(loops, loop{s: s, nodes: []int{0}, bound: callBound})
-	}
-	w := startWorkload(t, loops...)
-	start := time.Now()
-	_, ok := waitUntil(t.Context(), 30*time.Second, func() bool { return everyAnswered(h, sessions, start, 2) })
-	require.True(t, ok, "the sessions count before the loss: %s", summary(h.snapshot()))
 
 	n3.kill()
 	lostAt := time.Now()
@@ -68,7 +57,7 @@ func TestNodeLostForGood(t *testing.T) {
 	n2.waitReady()
 	readyAt := time.Now()
 	t.Logf("%s stopped and started again: ready in %s on the two nodes left", n2.id, readyAt.Sub(restartedAt).Round(time.Millisecond))
-	_, ok = waitUntil(t.Context(), callBound+15*time.Second, func() bool { return everyAnswered(h, sessions, readyAt, 1) })
+	_, ok := waitUntil(t.Context(), callBound+15*time.Second, func() bool { return everyAnswered(h, sessions, readyAt, 1) })
 	if !ok {
 		for _, o := range h.snapshot() {
 			if !o.ok() {
@@ -99,7 +88,7 @@ func TestNodeLostForGood(t *testing.T) {
 	t.Logf("every store has three current replicas on %v %s after %s joined", want, took.Round(time.Millisecond), n4.id)
 
 	// One more loss: the owner of the sessions.
-	loops = loops[:0]
+	var loops []loop
 	for _, s := range sessions {
 		loops = append(loops, loop{s: s, nodes: []int{1, 3}, bound: callBound})
 	}
@@ -139,19 +128,8 @@ func TestScaleDownAndUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster and scales it down and up")
 	}
-	c := startClusterOf(t, 3, leaderLease, "--admin-token-file", adminTokenFile(t))
+	c, h, _, sessions, w := startCountingOnN1(t)
 	n1, n2, n3 := c.nodes[0], c.nodes[1], c.nodes[2]
-	h := &history{}
-	cl := newClient(t, c, h)
-	sessions := openSessions(t, cl, "s", 0, counterSessions, callBound)
-	var loops []loop
-	for _, s := range sessions {
-		loops = append(loops, loop{s: s, nodes: []int{0}, bound: callBound})
-	}
-	w := startWorkload(t, loops...)
-	start := time.Now()
-	_, ok := waitUntil(t.Context(), 30*time.Second, func() bool { return everyAnswered(h, sessions, start, 2) })
-	require.True(t, ok, "the sessions count before scaling down: %s", summary(h.snapshot()))
 
 	require.True(t, n3.signalStop())
 	n3.awaitExit(time.Now().Add(stopTimeout))
@@ -169,7 +147,7 @@ func TestScaleDownAndUp(t *testing.T) {
 	t.Logf("scaled to three: %s started again on its data directory", n3.id)
 	want := []string{n1.id, n2.id, n3.id}
 	var last map[string][]replicaState
-	_, ok = waitUntil(t.Context(), 60*time.Second, func() bool {
+	_, ok := waitUntil(t.Context(), 60*time.Second, func() bool {
 		last = storeReplicas(t, n1)
 		return allStoresOn(last, want)
 	})
@@ -185,6 +163,26 @@ func TestScaleDownAndUp(t *testing.T) {
 		assert.True(t, o.ok(), "every call is answered: %s", o)
 	}
 	requireClean(t, h)
+}
+
+// startCountingOnN1 starts three nodes with an admin token, opens the
+// counter sessions on n1 and drives each through n1, and waits until each
+// has been answered twice.
+func startCountingOnN1(t *testing.T) (*cluster, *history, *client, []*session, *workload) {
+	t.Helper()
+	c := startClusterOf(t, 3, leaderLease, "--admin-token-file", adminTokenFile(t))
+	h := &history{}
+	cl := newClient(t, c, h)
+	sessions := openSessions(t, cl, "s", 0, counterSessions, callBound)
+	var loops []loop
+	for _, s := range sessions {
+		loops = append(loops, loop{s: s, nodes: []int{0}, bound: callBound})
+	}
+	w := startWorkload(t, loops...)
+	start := time.Now()
+	_, ok := waitUntil(t.Context(), 30*time.Second, func() bool { return everyAnswered(h, sessions, start, 2) })
+	require.True(t, ok, "the sessions count before the fault: %s", summary(h.snapshot()))
+	return c, h, cl, sessions, w
 }
 
 // adminTokenFile writes the admin token to a file of t's and returns its
