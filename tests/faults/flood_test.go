@@ -49,6 +49,15 @@ const (
 // twice as much, or floodFloor more when that is more.
 func floodLimit(base time.Duration) time.Duration { return max(2*base, base+floodFloor) }
 
+// roomyLimit is the control flood's p99 below which the machine is taken to
+// have had CPU to spare: the control added at most half of what
+// floodLimit allows. Past it the machine's own queueing fills the
+// allowance, and the absolute criterion would measure the machine, not the
+// cluster: CI failed it once with the control at 62 ms and the flood at 69
+// ms against a limit of 66 ms (undisturbed 16 ms), the flood's p99 1.11 ×
+// the control's.
+func roomyLimit(base time.Duration) time.Duration { return base + (floodLimit(base)-base)/2 }
+
 // TestFloodUnknownSessions sends n2 at least 10,000 requests (test_echo calls)
 // with made-up `Mcp-Session-Id: n1.<random>` headers — IDs that name n1 as
 // the owner of sessions that do not exist — 64 at a time, while the
@@ -76,7 +85,8 @@ func floodLimit(base time.Duration) time.Duration { return max(2*base, base+floo
 // saturate the CPU and every process's latency grows with it — there the
 // control flood, which never reaches n1, took the real calls' p99 from
 // 41 ms to 220 ms. So the test asserts it when the control flood meets it
-// too (the machine had the headroom), logs it otherwise, and always
+// with room to spare (its p99 added at most half of the allowance:
+// roomyLimit), logs it otherwise, and always
 // asserts what sets the cluster apart from the machine: the real calls'
 // p50 and p99 during the flood are each within max(2 ×, + 50 ms) of the
 // same during the control flood. Measured there, in one run: p50 50 ms
@@ -141,11 +151,12 @@ func TestFloodUnknownSessions(t *testing.T) {
 	assert.Zero(t, quiet.failed+loud.failed+ctl.failed, "every real call is answered")
 	assert.LessOrEqual(t, loud.p50, floodLimit(ctl.p50), "the real calls' p50 during the flood, against the control flood's (%s)", ctl.p50)
 	assert.LessOrEqual(t, loud.p99, floodLimit(ctl.p99), "the real calls' p99 during the flood, against the control flood's (%s)", ctl.p99)
-	if ctl.p99 <= limit {
+	if headroom := roomyLimit(quiet.p99); ctl.p99 <= headroom {
 		assert.LessOrEqual(t, loud.p99, limit, "the real calls' p99 during the flood (undisturbed: %s)", quiet.p99)
 	} else {
-		t.Logf("not asserted: the p99 during the flood within %s (2 × undisturbed, or + %s): even the control flood, "+
-			"which never reaches n1, took the p99 to %s — the machine had no CPU to spare", limit.Round(time.Microsecond), floodFloor, ctl.p99.Round(time.Microsecond))
+		t.Logf("not asserted: the p99 during the flood within %s (2 × undisturbed, or + %s): the control flood, "+
+			"which never reaches n1, took the p99 to %s, past %s — the machine had no CPU to spare", limit.Round(time.Microsecond),
+			floodFloor, ctl.p99.Round(time.Microsecond), headroom.Round(time.Microsecond))
 	}
 	requireClean(t, h)
 }
