@@ -51,6 +51,9 @@ type HTTPOptions struct {
 	// ShutdownTimeout is how long Serve lets running requests finish once
 	// its context ends (default 10 s).
 	ShutdownTimeout time.Duration
+	// OmitMetrics serves no /metrics even with Options.Metrics set: the
+	// caller serves MetricsHandler elsewhere (an admin listener).
+	OmitMetrics bool
 }
 
 // ErrInvalidOptions is returned, wrapped with the reason, for options that
@@ -108,26 +111,43 @@ func (s *Server) httpMux(opts *HTTPOptions) (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	mux.Handle(o.Path, ep)
 	if o.Health {
-		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-		mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-			if err := s.Ready(); err != nil {
-				http.Error(w, err.Error(), http.StatusServiceUnavailable)
-				return
-			}
-			_, _ = w.Write([]byte("ready\n"))
-		})
-		mux.HandleFunc("GET /startupz", func(w http.ResponseWriter, _ *http.Request) {
-			if err := s.Started(); err != nil {
-				http.Error(w, err.Error(), http.StatusServiceUnavailable)
-				return
-			}
-			_, _ = w.Write([]byte("started\n"))
-		})
+		s.HandleHealth(mux)
 	}
-	if reg := s.opts.Metrics; reg != nil {
-		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	if m := s.MetricsHandler(); m != nil && !o.OmitMetrics {
+		mux.Handle("GET /metrics", m)
 	}
 	return mux, nil
+}
+
+// HandleHealth registers the three probes HTTPOptions.Health describes
+// (GET /healthz, /readyz and /startupz) on mux: for a listener of your
+// own, an admin port say.
+func (s *Server) HandleHealth(mux *http.ServeMux) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := s.Ready(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	mux.HandleFunc("GET /startupz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := s.Started(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("started\n"))
+	})
+}
+
+// MetricsHandler returns the Prometheus handler of Options.Metrics, or nil
+// without a registry.
+func (s *Server) MetricsHandler() http.Handler {
+	reg := s.opts.Metrics
+	if reg == nil {
+		return nil
+	}
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 }
 
 // NewHTTPServer returns an http.Server for handler with the timeouts an MCP

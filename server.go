@@ -144,6 +144,9 @@ type Server struct {
 	state    catalogState
 	closed   atomic.Bool
 	shutdown sync.Once // stops the actor system once, however often Close is called
+	// stopping is set by LameDuck: Ready says so while everything is
+	// still served.
+	stopping atomic.Bool
 }
 
 // NewServer returns a server that introduces itself as info. opts may be
@@ -378,6 +381,9 @@ func (s *Server) Ready() error {
 	if s.Draining() {
 		return errDraining
 	}
+	if s.stopping.Load() {
+		return errStopping
+	}
 	if s.cluster != nil {
 		return s.cluster.Ready()
 	}
@@ -401,6 +407,17 @@ func (s *Server) Started() error {
 
 // errDraining is Ready's answer while the server drains.
 var errDraining = errors.New("draining")
+
+// errStopping is Ready's answer in a lame duck (LameDuck).
+var errStopping = errors.New("stopping: still answering, about to drain")
+
+// LameDuck makes Ready report the server not ready ("stopping") while it
+// goes on serving everything, new sessions included: the first step of a
+// planned stop, for the time a load balancer needs to stop sending it
+// clients (a Kubernetes Service drops a terminating pod from its
+// endpoints within seconds, not at once). Shutdown (or Drain) follows it;
+// nothing undoes it.
+func (s *Server) LameDuck() { s.stopping.Store(true) }
 
 // Draining reports whether Drain (or Shutdown, or Close) has begun.
 func (s *Server) Draining() bool { return s.local.Draining() }

@@ -32,7 +32,9 @@ type serveCmd struct {
 	MaxSessions     int           `default:"100000" env:"MCP_ACTORS_MAX_SESSIONS" help:"Most live sessions; initialize beyond gets 503 with Retry-After."`
 	MaxBody         int64         `default:"4194304" env:"MCP_ACTORS_MAX_BODY" help:"Largest POST body in bytes; more gets 413."`
 	KeepAlive       time.Duration `name:"keepalive" default:"25s" env:"MCP_ACTORS_KEEPALIVE" help:"Interval of keep-alive comments on idle GET streams; 0 disables them."`
-	ShutdownTimeout time.Duration `default:"10s" env:"MCP_ACTORS_SHUTDOWN_TIMEOUT" help:"How long running requests may take to finish on SIGINT/SIGTERM."`
+	ShutdownTimeout time.Duration `default:"10s" env:"MCP_ACTORS_SHUTDOWN_TIMEOUT" help:"How long running requests may take to finish on SIGINT/SIGTERM, once the lame duck is over."`
+	LameDuck        time.Duration `name:"lame-duck" default:"0s" env:"MCP_ACTORS_LAME_DUCK" help:"On SIGINT/SIGTERM, go on serving everything this long while /readyz answers 503 (for a load balancer to stop sending clients here), then drain; a second signal cuts it short. 0: drain at once."`
+	AdminListen     string        `name:"admin-listen" env:"MCP_ACTORS_ADMIN_LISTEN" placeholder:"HOST:PORT" help:"Serve /metrics, /admin/, /debug/ and the probes on this address instead of --listen (which keeps the probes), for a port clients cannot reach."`
 	TLSCert         string        `name:"tls-cert" env:"MCP_ACTORS_TLS_CERT" type:"existingfile" help:"Serve HTTPS (HTTP/1.1 and HTTP/2) with this certificate (PEM); needs --tls-key."`
 	TLSKey          string        `name:"tls-key" env:"MCP_ACTORS_TLS_KEY" type:"existingfile" help:"The private key (PEM) of --tls-cert."`
 	H2C             bool          `name:"h2c" env:"MCP_ACTORS_H2C" help:"Also accept HTTP/2 without TLS (prior knowledge)."`
@@ -63,6 +65,8 @@ func (c *serveCmd) Validate() error {
 		return fmt.Errorf("--max-body must be positive (got %d)", c.MaxBody)
 	case c.ShutdownTimeout <= 0:
 		return fmt.Errorf("--shutdown-timeout must be positive (got %s)", c.ShutdownTimeout)
+	case c.LameDuck < 0:
+		return fmt.Errorf("--lame-duck must not be negative (0 drains at once; got %s)", c.LameDuck)
 	case c.SessionTTL < 0:
 		return fmt.Errorf("--session-ttl must not be negative (0 disables it; got %s)", c.SessionTTL)
 	case c.MaxLifetime < 0:
@@ -111,34 +115,48 @@ func logReady(ctx context.Context, log *slog.Logger, node *cluster.Node) {
 // processStart is when the process started, as near as Go lets it know.
 var processStart = time.Now()
 
-// Run serves until ctx is cancelled (SIGINT/SIGTERM), then drains.
+// Run serves until ctx is cancelled (SIGINT/SIGTERM), then stops in
+// order: the lame duck (--lame-duck), the drain (running requests get
+// --shutdown-timeout, sessions are handed over), the admin listener, the
+// node (its lease goes last but one), the last spans.
 func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", c.Listen, err)
 	}
+	var adminLn net.Listener
+	if c.AdminListen != "" {
+		if adminLn, err = net.Listen("tcp", c.AdminListen); err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("listening on %s (--admin-listen): %w", c.AdminListen, err)
+		}
+	}
+	closeListeners := func() {
+		_ = ln.Close()
+		if adminLn != nil {
+			_ = adminLn.Close()
+		}
+	}
 	c.Cluster.maxBody = c.MaxBody
 	node, err := c.Cluster.start(ctx, log, ln.Addr())
 	if err != nil {
-		_ = ln.Close()
+		closeListeners()
 		return err
 	}
-	defer node.Close()  // after the server has shut down: the lease goes last
 	log = node.Logger() // every line names the node
 	tp, err := tracerProvider(ctx, node.ID())
 	if err != nil {
-		_ = ln.Close()
+		closeListeners()
+		node.Close()
 		return err
 	}
-	if tp != nil {
-		defer func() { // after the server: its last spans are sent
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := tp.Shutdown(sctx); err != nil {
-				log.Warn("sending the last spans failed", "err", err)
-			}
-		}()
-	}
+	// After the server has shut down: the lease goes, then the last spans
+	// are sent (not before: a node that holds its lease but answers
+	// nothing is what the others wait out).
+	defer func() {
+		node.Close()
+		flushSpans(log, tp)
+	}()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv, err := newServer(log, c.ReferenceTools, node.ID(), func(o *mcpactors.Options) {
@@ -155,18 +173,18 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 		}
 	})
 	if err != nil {
-		_ = ln.Close()
+		closeListeners()
 		return err
 	}
 	if c.stateKey != nil {
 		if err := srv.SetRequestStateKeys(c.stateKey, c.prevKey); err != nil {
-			_ = ln.Close()
+			closeListeners()
 			closeServer(log, srv)
 			return configError{err}
 		}
 	}
 	if err := srv.JoinCluster(node); err != nil {
-		_ = ln.Close()
+		closeListeners()
 		closeServer(log, srv)
 		return err
 	}
@@ -189,21 +207,17 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 		TLSKeyFile:      c.TLSKey,
 		H2C:             c.H2C,
 		ShutdownTimeout: c.ShutdownTimeout,
+		OmitMetrics:     adminLn != nil,
 	}
+	ops := c.operatorPaths(node, srv, log)
 	var extra http.Handler
-	if c.Debug || c.adminToken != "" {
-		mux := http.NewServeMux()
-		if c.Debug {
-			mux.HandleFunc("/debug/pprof/", pprof.Index)
-			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-			mux.Handle("/debug/mem", debugMem())
+	if adminLn == nil {
+		if ops != nil {
+			extra = ops
 		}
-		if c.adminToken != "" {
-			mux.Handle("/admin/", adminHandler(c.adminToken, node, srv, log))
-		}
-		extra = mux
+	} else {
+		admin := startAdminListener(adminLn, srv, ops, log)
+		defer admin.stop() // after the drain: metrics are read to the end
 	}
 	scheme := "http"
 	if c.TLSCert != "" {
@@ -211,14 +225,39 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	attrs := []any{"url", scheme + "://" + ln.Addr().String() + c.Path,
 		"version", release(), "reference_tools", c.ReferenceTools, "h2c", c.H2C, "cluster", node.ClusterName(), "tracing", tp != nil}
+	if adminLn != nil {
+		attrs = append(attrs, "admin_listen", adminLn.Addr().String())
+	}
 	attrs = append(attrs, c.Cluster.describe()...)
 	log.Info("serving MCP over Streamable HTTP", attrs...)
 	readyCtx, cancelReady := context.WithCancel(ctx)
 	defer cancelReady()
 	go logReady(readyCtx, log, node)
-	if err := srv.Serve(ctx, ln, opts, extra); err != nil {
+	serveCtx, stopLameDuck := lameDuck(ctx, c.LameDuck, srv, log)
+	defer stopLameDuck()
+	if err := srv.Serve(serveCtx, ln, opts, extra); err != nil {
 		return err
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// operatorPaths returns the handler of the paths for operators: /admin/
+// with an admin token, /debug/ with --debug; nil when neither is on.
+func (c *serveCmd) operatorPaths(node *cluster.Node, srv *mcpactors.Server, log *slog.Logger) *http.ServeMux {
+	if !c.Debug && c.adminToken == "" {
+		return nil
+	}
+	mux := http.NewServeMux()
+	if c.Debug {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		mux.Handle("/debug/mem", debugMem())
+	}
+	if c.adminToken != "" {
+		mux.Handle("/admin/", adminHandler(c.adminToken, node, srv, log))
+	}
+	return mux
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -49,4 +51,17 @@ func tracerProvider(ctx context.Context, node string) (*sdktrace.TracerProvider,
 		return nil, configError{fmt.Errorf("the trace resource (OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME): %w", err)}
 	}
 	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
+}
+
+// flushSpans sends the spans tp still holds, waiting at most 5 s; tp may be
+// nil (no tracing).
+func flushSpans(log *slog.Logger, tp *sdktrace.TracerProvider) {
+	if tp == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tp.Shutdown(ctx); err != nil {
+		log.Warn("sending the last spans failed", "err", err)
+	}
 }

@@ -7,16 +7,19 @@ package kubernetes
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -60,7 +63,8 @@ func TestKustomizationListsEveryManifest(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, yaml.UnmarshalStrict(b, &k))
 	assert.Equal(t, "Kustomization", k.Kind)
-	assert.ElementsMatch(t, []string{"service-headless.yaml", "service.yaml", "statefulset.yaml", "pdb.yaml"}, k.Resources)
+	assert.ElementsMatch(t, []string{"service-headless.yaml", "service.yaml", "statefulset.yaml", "pdb.yaml", "networkpolicy.yaml"}, k.Resources,
+		"every manifest but podmonitor.yaml (its kind exists only with the Prometheus Operator)")
 
 	// The image is pinned to a release here, and only here.
 	s := decode[appsv1.StatefulSet](t, "statefulset.yaml")
@@ -188,12 +192,22 @@ func TestStatefulSet(t *testing.T) {
 	assert.GreaterOrEqual(t, c.StartupProbe.PeriodSeconds*c.StartupProbe.FailureThreshold, int32(300),
 		"a new cluster's pods get minutes to find each other before the kubelet restarts one")
 
-	// The kubelet waits longer than the node's own shutdown.
+	// The kubelet waits for the node's whole stop: the lame duck (the
+	// Service drops the pod meanwhile), the drain, the lease given up.
 	shutdown, err := time.ParseDuration(f["--shutdown-timeout"])
 	require.NoError(t, err, "--shutdown-timeout")
+	lameDuck, err := time.ParseDuration(f["--lame-duck"])
+	require.NoError(t, err, "--lame-duck")
+	assert.GreaterOrEqual(t, lameDuck, 5*time.Second, "long enough for the endpoints to drop a terminating pod")
 	require.NotNil(t, pod.TerminationGracePeriodSeconds)
-	assert.Greater(t, time.Duration(*pod.TerminationGracePeriodSeconds)*time.Second, shutdown+5*time.Second,
-		"the grace period leaves time to give the lease up after the requests finish")
+	assert.GreaterOrEqual(t, time.Duration(*pod.TerminationGracePeriodSeconds)*time.Second, lameDuck+shutdown+5*time.Second,
+		"the grace period covers the lame duck, the drain and giving the lease up")
+	assert.Nil(t, c.Lifecycle, "no preStop hook: the image has no shell or sleep; the lame duck is in the process")
+
+	// Operators' paths on a port of their own.
+	assert.Equal(t, "0.0.0.0:"+fmt.Sprint(ports["admin"]), f["--admin-listen"])
+	assert.NotEqual(t, ports["http"], ports["admin"])
+	assert.Equal(t, fmt.Sprint(ports["admin"]), s.Spec.Template.Annotations["prometheus.io/port"])
 
 	// Not root, nothing written outside the volume.
 	require.NotNil(t, pod.SecurityContext.RunAsNonRoot)
@@ -229,10 +243,52 @@ func TestPodDisruptionBudget(t *testing.T) {
 	assert.Equal(t, app, p.Spec.Selector.MatchLabels["app.kubernetes.io/name"])
 }
 
+// TestNetworkPolicy: clients reach the http port, the nodes each other's
+// routes, the monitoring namespace the admin port; nothing else gets in.
+func TestNetworkPolicy(t *testing.T) {
+	p := decode[networkingv1.NetworkPolicy](t, "networkpolicy.yaml")
+	s := decode[appsv1.StatefulSet](t, "statefulset.yaml")
+	assert.Equal(t, s.Spec.Selector.MatchLabels, p.Spec.PodSelector.MatchLabels)
+	assert.Equal(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, p.Spec.PolicyTypes)
+	containerPorts := map[string]bool{}
+	for _, cp := range s.Spec.Template.Spec.Containers[0].Ports {
+		containerPorts[cp.Name] = true
+	}
+	byPort := map[string]networkingv1.NetworkPolicyIngressRule{}
+	for _, r := range p.Spec.Ingress {
+		require.Len(t, r.Ports, 1)
+		name := r.Ports[0].Port.String()
+		assert.True(t, containerPorts[name], "port %s is the container's", name)
+		byPort[name] = r
+	}
+	assert.ElementsMatch(t, []string{"http", "routes", "admin"}, slices.Collect(maps.Keys(byPort)))
+	assert.Empty(t, byPort["http"].From, "clients come from anywhere")
+	require.Len(t, byPort["routes"].From, 1)
+	require.NotNil(t, byPort["routes"].From[0].PodSelector)
+	assert.Equal(t, s.Spec.Selector.MatchLabels, byPort["routes"].From[0].PodSelector.MatchLabels, "routes from the other nodes only")
+	require.Len(t, byPort["admin"].From, 1)
+	assert.NotNil(t, byPort["admin"].From[0].NamespaceSelector, "the admin port from the monitoring namespace only")
+}
+
+// TestPodMonitor: the Prometheus Operator scrapes the admin port's
+// /metrics of the StatefulSet's pods.
+func TestPodMonitor(t *testing.T) {
+	m := decode[monitoringv1.PodMonitor](t, "podmonitor.yaml")
+	s := decode[appsv1.StatefulSet](t, "statefulset.yaml")
+	assert.Equal(t, "PodMonitor", m.Kind)
+	assert.Equal(t, s.Spec.Selector.MatchLabels, m.Spec.Selector.MatchLabels)
+	require.Len(t, m.Spec.PodMetricsEndpoints, 1)
+	e := m.Spec.PodMetricsEndpoints[0]
+	require.NotNil(t, e.Port)
+	assert.Equal(t, "admin", *e.Port)
+	assert.Equal(t, "/metrics", e.Path)
+}
+
 func TestEveryManifestHasItsKind(t *testing.T) {
 	for file, kind := range map[string]string{
 		"statefulset.yaml": "StatefulSet", "service.yaml": "Service",
 		"service-headless.yaml": "Service", "pdb.yaml": "PodDisruptionBudget",
+		"networkpolicy.yaml": "NetworkPolicy", "podmonitor.yaml": "PodMonitor",
 	} {
 		var m struct {
 			Kind string `json:"kind"`
@@ -246,7 +302,7 @@ func TestEveryManifestHasItsKind(t *testing.T) {
 	require.NoError(t, err)
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".yaml") {
-			assert.True(t, slices.Contains([]string{"statefulset.yaml", "service.yaml", "service-headless.yaml", "pdb.yaml", "kustomization.yaml"}, e.Name()), "unchecked manifest %s", e.Name())
+			assert.True(t, slices.Contains([]string{"statefulset.yaml", "service.yaml", "service-headless.yaml", "pdb.yaml", "networkpolicy.yaml", "podmonitor.yaml", "kustomization.yaml"}, e.Name()), "unchecked manifest %s", e.Name())
 		}
 	}
 }

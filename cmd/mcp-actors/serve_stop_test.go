@@ -1,0 +1,126 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// mcpPost posts one JSON-RPC message to url, in session sid when not "",
+// and returns the status, the session ID header and the body.
+func mcpPost(t *testing.T, url, sid, body string) (int, string, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b)
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cli-test","version":"1"}}}`
+
+// waitStatus polls url until it answers want, and returns the body.
+func waitStatus(t *testing.T, url string, want int, what string) string {
+	t.Helper()
+	var body string
+	require.Eventually(t, func() bool {
+		var status int
+		status, body = adminDo(t, http.MethodGet, url, "")
+		return status == want
+	}, exitTimeout, 10*time.Millisecond, what)
+	return body
+}
+
+// TestLameDuck: after SIGTERM a node with --lame-duck answers /readyz 503
+// ("stopping") while it goes on serving: an open session's calls and a new
+// initialize are answered, and it has not exited; a second SIGTERM ends
+// the lame duck at once and the node exits 0. Without the lame duck the
+// first SIGTERM drains at once, and a drained node refuses initialize
+// (the root package's TestServerCloseEndsSessions).
+func TestLameDuck(t *testing.T) {
+	sp := startServe(t, nil, "--lame-duck=10m")
+	base := strings.TrimSuffix(sp.url, "/mcp")
+	waitStatus(t, base+"/readyz", http.StatusOK, "the node becomes ready")
+	status, sid, body := mcpPost(t, sp.url, "", initializeBody)
+	require.Equal(t, http.StatusOK, status, body)
+	require.NotEmpty(t, sid)
+	status, _, _ = mcpPost(t, sp.url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	require.Equal(t, http.StatusAccepted, status)
+
+	require.NoError(t, sp.cmd.Process.Signal(syscall.SIGTERM))
+	body = waitStatus(t, base+"/readyz", http.StatusServiceUnavailable, "a lame duck is not ready")
+	assert.Contains(t, body, "stopping")
+
+	status, _, body = mcpPost(t, sp.url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	assert.Equal(t, http.StatusOK, status, "an open session is served: %s", body)
+	assert.Contains(t, body, `"tools"`)
+	status, sid2, body := mcpPost(t, sp.url, "", initializeBody)
+	assert.Equal(t, http.StatusOK, status, "a new session is opened: %s", body)
+	assert.NotEmpty(t, sid2)
+	status, _ = adminDo(t, http.MethodGet, base+"/healthz", "")
+	assert.Equal(t, http.StatusOK, status, "alive")
+	select {
+	case err := <-sp.done:
+		sp.done <- err
+		t.Fatalf("exited during the lame duck: %v\n%s", err, sp.stderr)
+	default:
+	}
+
+	require.NoError(t, sp.cmd.Process.Signal(syscall.SIGTERM))
+	assert.Equal(t, 0, sp.wait(), "stderr:\n%s", sp.stderr)
+	assert.Contains(t, sp.stderr.String(), "a second signal ends the lame duck")
+	assert.Regexp(t, regexp.MustCompile(`(?s)stopping: still answering.*shutting down: draining sessions.*stopped`), sp.stderr.String(), "lame duck, drain, stop: in that order")
+}
+
+// TestAdminListen: with --admin-listen, /metrics, /admin/ and /debug/ are
+// served there and not on --listen; the probes on both.
+func TestAdminListen(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "admin-token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte(adminToken+"\n"), 0o600))
+	admin := freeAddr(t)
+	sp := startServe(t, nil, "--admin-listen", admin, "--admin-token-file", tokenFile, "--debug")
+	base := strings.TrimSuffix(sp.url, "/mcp")
+	adminBase := "http://" + admin
+	waitStatus(t, base+"/readyz", http.StatusOK, "the node becomes ready")
+	waitStatus(t, adminBase+"/readyz", http.StatusOK, "the admin port answers the probes too")
+	for _, p := range []string{"/healthz", "/startupz"} {
+		for _, b := range []string{base, adminBase} {
+			status, body := adminDo(t, http.MethodGet, b+p, "")
+			assert.Equal(t, http.StatusOK, status, "%s%s: %s", b, p, body)
+		}
+	}
+
+	status, body := adminDo(t, http.MethodGet, adminBase+"/metrics", "")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, "mcp_sessions")
+	status, body = adminDo(t, http.MethodGet, adminBase+"/admin/cluster", "Bearer "+adminToken)
+	assert.Equal(t, http.StatusOK, status, body)
+	status, _ = adminDo(t, http.MethodGet, adminBase+"/admin/cluster", "")
+	assert.Equal(t, http.StatusUnauthorized, status, "the admin path still wants its token")
+	status, _ = adminDo(t, http.MethodGet, adminBase+"/debug/mem", "")
+	assert.Equal(t, http.StatusOK, status)
+
+	for _, p := range []string{"/metrics", "/admin/cluster", "/debug/mem"} {
+		status, _ := adminDo(t, http.MethodGet, base+p, "Bearer "+adminToken)
+		assert.Equal(t, http.StatusNotFound, status, "%s is not on the client port", p)
+	}
+	assert.Contains(t, sp.stderr.String(), "admin_listen="+admin)
+}
