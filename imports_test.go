@@ -26,9 +26,10 @@ var allowedImports = map[string][]string{
 	"internal/loopback":  {},
 	"internal/serverbin": {},
 	"internal/sealed":    {},
+	"internal/memguard":  {},
 	"internal/access":    {"actors/router", "actors/session"},
 	".": {"actors/outbound", "actors/session", "actors/router", "actors/transport", "cluster", "metrics",
-		"internal/access", "internal/schema", "internal/loopback", "internal/sealed", "internal/tracing", "messages"},
+		"internal/access", "internal/schema", "internal/loopback", "internal/sealed", "internal/tracing", "internal/memguard", "messages"},
 }
 
 // TestImportRules keeps the import rules of docs/design.md true.

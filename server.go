@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/cluster"
 	"github.com/mcp-actors/mcp-actors/internal/access"
+	"github.com/mcp-actors/mcp-actors/internal/memguard"
 	"github.com/mcp-actors/mcp-actors/internal/tracing"
 	"github.com/mcp-actors/mcp-actors/messages"
 	"github.com/mcp-actors/mcp-actors/metrics"
@@ -53,6 +56,15 @@ type Options struct {
 	// MaxSessions bounds the sessions the server holds at once (default
 	// 100,000); opening one more fails (HTTP: 503 with Retry-After).
 	MaxSessions int
+	// MaxHeldMemory, when positive, refuses new sessions (HTTP: 503 with
+	// Retry-After, router.ErrMemoryFull) while the memory the Go runtime
+	// holds, less what the next collection would free (goroutine stacks
+	// and fragmentation count; dead objects do not), is above it, in
+	// bytes: a bound under the process's memory limit (GOMEMLIMIT), so
+	// that a node full of sessions says so before it is killed for it.
+	// Sessions already open, and sessions a node takes over, are served
+	// whatever it says.
+	MaxHeldMemory int64
 	// FreshHandlerGoroutines runs each request's handler on a goroutine
 	// of its own, which ends with it. By default handlers run on reused
 	// goroutines, whose stacks have grown already (a tools/call costs
@@ -185,11 +197,14 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 			Sessions: s,
 			// Only the catalog's tools get a tool label: a tools/call
 			// names whatever the client likes.
-			KnownTool: func(name string) bool { _, ok := s.tools.Load().get(name); return ok },
-			Version:   info.Version,
+			KnownTool:   func(name string) bool { _, ok := s.tools.Load().get(name); return ok },
+			Version:     info.Version,
+			MaxSessions: s.opts.MaxSessions,
+			Memory:      memoryFigures(),
 		})
 	}
 	s.local = router.NewLocal(router.NewStreams(""), s.opts.MaxSessions, s.spawn)
+	s.admit(s.local)
 	s.router = s.local
 	s.tracer = tracing.New(s.opts.TracerProvider, "")
 	s.cfg = &session.Config{
@@ -274,6 +289,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 		}
 	}
 	local := router.NewLocal(router.NewStreams(node.ID()), s.opts.MaxSessions, s.spawn)
+	s.admit(local)
 	rt, err := cluster.NewRelay(node, local)
 	if err != nil {
 		return err
@@ -513,3 +529,23 @@ func (h minLevel) WithGroup(g string) slog.Handler {
 
 // LiveSessions returns the number of sessions not yet closed.
 func (s *Server) LiveSessions() int { return s.local.Len() }
+
+// admit makes l refuse new sessions past Options.MaxHeldMemory.
+func (s *Server) admit(l *router.Local) {
+	if g := memguard.New(s.opts.MaxHeldMemory); g != nil {
+		l.SetAdmission(g.Check)
+	}
+}
+
+// memoryFigures returns what the memory gauges read: the memory held
+// (memguard) and the limit in effect (GOMEMLIMIT; 0 for none).
+func memoryFigures() func() (held, limit uint64) {
+	g := memguard.New(math.MaxInt64)
+	return func() (uint64, uint64) {
+		limit := debug.SetMemoryLimit(-1)
+		if limit == math.MaxInt64 {
+			limit = 0
+		}
+		return g.Held(), uint64(limit)
+	}
+}

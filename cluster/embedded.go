@@ -95,7 +95,7 @@ func (o Options) serverOptions() (*server.Options, error) {
 		StoreDir:                   o.DataDir,
 		NoSigs:                     true,
 		DontListen:                 true,
-		JetStreamMaxMemory:         o.memoryStore(),
+		JetStreamMaxMemory:         o.JetStreamMemory(),
 		CustomClientAuthentication: &inProcessOnly{},
 		SyncAlways:                 o.SyncAlways,
 		SyncInterval:               o.SyncInterval, // 0: NATS's default (2 min)
@@ -142,14 +142,17 @@ func (o Options) serverOptions() (*server.Options, error) {
 	return so, nil
 }
 
-// memoryStore is the embedded server's JetStream memory: the event log
-// (when it is kept in memory, as by default) may fill EventBytes, with
-// room to spare (the leases of a cluster made before 0.2 live there too):
-// a store whose replicas move (--replicas changed) is placed only where
-// its whole bound fits.
-func (o Options) memoryStore() int64 {
+// JetStreamMemory is the embedded server's JetStream memory, in this
+// process's heap: the event log (when kept in memory, EventFiles off) may
+// fill EventBytes, with room to spare (the leases of a cluster made before
+// 0.2 live there too): a store whose replicas move (--replicas changed) is
+// placed only where its whole bound fits. 0 with URLs: no embedded server.
+func (o Options) JetStreamMemory() int64 {
 	const others = 64 << 20 // the leases, and what JetStream keeps besides
-	if o.EventFiles {
+	switch {
+	case len(o.URLs) > 0:
+		return 0
+	case o.EventFiles:
 		return others
 	}
 	return o.EventBytes + others

@@ -31,7 +31,8 @@ func exposed(t *testing.T) map[string]bool {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m := metrics.New(reg, &metrics.Options{Sessions: sessions{open: 1, live: 1}})
+	m := metrics.New(reg, &metrics.Options{Sessions: sessions{open: 1, live: 1}, MaxSessions: 10,
+		Memory: func() (uint64, uint64) { return 1, 2 }})
 	m.RequestHandled(report("tools/call", "echo", session.OutcomeOK, time.Millisecond))
 	m.HTTPRequest("POST", 200, time.Millisecond)
 	metrics.RegisterCluster(reg, func() metrics.ClusterStats { return metrics.ClusterStats{} })

@@ -109,6 +109,13 @@ type Options struct {
 	// Version is the server's version, the version label of
 	// mcp_build_info.
 	Version string
+	// MaxSessions is the server's session limit, mcp_sessions_max (0: no
+	// gauge).
+	MaxSessions int
+	// Memory, when set, reports the memory the process holds (less what
+	// the next collection frees) and its limit (GOMEMLIMIT; 0: none), for
+	// mcp_memory_held_bytes and mcp_memory_limit_bytes.
+	Memory func() (held, limit uint64)
 }
 
 // New registers the collectors with reg. o may be nil.
@@ -182,6 +189,24 @@ func New(reg prometheus.Registerer, o *Options) *Metrics {
 			Help: "Sessions not yet closed, initialized or not.",
 		}, func() float64 { return float64(sessions.LiveSessions()) })
 		reg.MustRegister(m.sessionsOpen, m.sessionsLive)
+	}
+	if opts.MaxSessions > 0 {
+		max := prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcp_sessions_max",
+			Help: "The most live sessions the server holds (--max-sessions); initialize beyond gets 503.",
+		})
+		max.Set(float64(opts.MaxSessions))
+		reg.MustRegister(max)
+	}
+	if mem := opts.Memory; mem != nil {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "mcp_memory_held_bytes",
+			Help: "Memory the Go runtime holds, less what the next collection frees (stacks and fragmentation count).",
+		}, func() float64 { held, _ := mem(); return float64(held) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "mcp_memory_limit_bytes",
+				Help: "The process's memory limit (GOMEMLIMIT, from the container's by default); 0 without one.",
+			}, func() float64 { _, limit := mem(); return float64(limit) }))
 	}
 	return m
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -27,6 +28,7 @@ type Local struct {
 	draining  atomic.Bool
 	newID     func() string // NewSessionID unless SetSessionIDs says otherwise
 	restoring sync.Mutex    // one Restore at a time
+	admit     func() error  // nil, or what SetAdmission gave
 }
 
 // entry is one live session.
@@ -52,10 +54,21 @@ func NewLocal(streams *Streams, maxSessions int, spawn SpawnFunc) *Local {
 // owning node in them). Call it before the first Open.
 func (l *Local) SetSessionIDs(fn func() string) { l.newID = fn }
 
+// SetAdmission makes Open ask admit first: an error refuses the session
+// with ErrMemoryFull and that reason. Call it before the first Open.
+// Restores are not asked: the session exists, and refusing it here sends
+// its client to another node no less full.
+func (l *Local) SetAdmission(admit func() error) { l.admit = admit }
+
 // Open implements Router.
 func (l *Local) Open(_ context.Context, o OpenOptions) (string, error) {
 	if l.draining.Load() {
 		return "", ErrDraining
+	}
+	if l.admit != nil {
+		if err := l.admit(); err != nil {
+			return "", fmt.Errorf("%w (%v)", ErrMemoryFull, err)
+		}
 	}
 	if n := l.count.Add(1); l.maxSessions > 0 && n > l.maxSessions {
 		l.count.Add(-1)

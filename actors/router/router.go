@@ -100,3 +100,8 @@ var ErrDraining = errors.New("router: the node is draining")
 // ErrTooManySessions is returned by Open when the node holds as many
 // sessions as it may (503).
 var ErrTooManySessions = errors.New("router: too many sessions")
+
+// ErrMemoryFull is returned, wrapped with the figures, by Open when the
+// node's memory has no room for another session (503): an
+// ErrTooManySessions.
+var ErrMemoryFull = fmt.Errorf("%w: memory near its limit", ErrTooManySessions)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +20,29 @@ import (
 	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
+
+// TestHTTPMemoryFull: with Options.MaxHeldMemory below the live heap,
+// initialize gets 503 with Retry-After and a message saying the node's
+// memory is full (not "too many sessions"), and leaves no session behind;
+// with a bound above it, initialize opens sessions.
+func TestHTTPMemoryFull(t *testing.T) {
+	full := newHTTPFixture(t, &httpSetup{Server: mcpactors.Options{MaxHeldMemory: 1}})
+	runtime.GC() // the live heap is the last GC's
+	c := full.client(t)
+	body, _ := c.request(messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{}))
+	r := c.post(body, nil)
+	require.Equal(t, http.StatusServiceUnavailable, r.status, "body: %s", r.body)
+	assert.Contains(t, string(r.body), "memory is near its limit")
+	secs, err := strconv.Atoi(r.header.Get(headerRetry))
+	require.NoError(t, err, "Retry-After %q", r.header.Get(headerRetry))
+	assert.Positive(t, secs)
+	assert.Empty(t, r.header.Get(transport.HeaderSessionID))
+	assert.Zero(t, full.srv.LiveSessions())
+
+	roomy := newHTTPFixture(t, &httpSetup{Server: mcpactors.Options{MaxHeldMemory: 1 << 40}})
+	roomy.client(t).initialize(messages.LatestVersion, messages.ClientCapabilities{})
+	assert.Equal(t, 1, roomy.srv.LiveSessions())
+}
 
 // TestHTTPMaxSessions checks that initialize past MaxSessions gets 503 with
 // Retry-After (RFC 9110 §15.6.4), and that a session ending makes room.

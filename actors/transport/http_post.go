@@ -151,6 +151,8 @@ func (h *HTTPHandler) initialize(x *exchange, msg *messages.Message) {
 		switch {
 		case errors.Is(err, router.ErrDraining):
 			h.fail(x, http.StatusServiceUnavailable, "service unavailable: draining, retry on another node")
+		case errors.Is(err, router.ErrMemoryFull):
+			h.fail(x, http.StatusServiceUnavailable, "service unavailable: this node's memory is near its limit, retry on another node")
 		case errors.Is(err, router.ErrTooManySessions):
 			h.fail(x, http.StatusServiceUnavailable, "service unavailable: too many sessions, retry later")
 		case errors.Is(err, router.ErrUnavailable):

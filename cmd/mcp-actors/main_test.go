@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -80,9 +81,18 @@ func (b *syncBuffer) String() string {
 // environment).
 func start(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
+	return startWrapped(t, env, nil, args...)
+}
+
+// startWrapped runs the binary with args under wrapper (a command line
+// that runs its last argument with the rest: sh -c '…; exec "$@"' sh, say),
+// as start does.
+func startWrapped(t *testing.T, env, wrapper []string, args ...string) *proc {
+	t.Helper()
 	bin, err := binary()
 	require.NoError(t, err)
-	cmd := exec.Command(bin, args...)
+	argv := append(append(slices.Clone(wrapper), bin), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "MCP_ACTORS_") {
 			cmd.Env = append(cmd.Env, kv)

@@ -29,7 +29,7 @@ type serveCmd struct {
 	AllowedHosts    []string      `env:"MCP_ACTORS_ALLOWED_HOSTS" help:"Host header values accepted (comma-separated; * for any). Default: loopback hosts on a loopback listener, any elsewhere."`
 	SessionTTL      time.Duration `default:"30m" env:"MCP_ACTORS_SESSION_TTL" help:"Close a session idle this long (no message and nothing running); 0 never."`
 	MaxLifetime     time.Duration `default:"0" env:"MCP_ACTORS_MAX_LIFETIME" help:"Close a session this long after it started, whatever it is doing; 0 never."`
-	MaxSessions     int           `default:"100000" env:"MCP_ACTORS_MAX_SESSIONS" help:"Most live sessions; initialize beyond gets 503 with Retry-After."`
+	MaxSessions     int           `default:"0" env:"MCP_ACTORS_MAX_SESSIONS" help:"Most live sessions; initialize beyond gets 503 with Retry-After. 0: what the memory limit holds (a container's, or GOMEMLIMIT; docs/operations.md, \"Memory\"), 100000 without one."`
 	MaxBody         int64         `default:"4194304" env:"MCP_ACTORS_MAX_BODY" help:"Largest POST body in bytes; more gets 413."`
 	KeepAlive       time.Duration `name:"keepalive" default:"25s" env:"MCP_ACTORS_KEEPALIVE" help:"Interval of keep-alive comments on idle GET streams; 0 disables them."`
 	ShutdownTimeout time.Duration `default:"10s" env:"MCP_ACTORS_SHUTDOWN_TIMEOUT" help:"How long running requests may take to finish on SIGINT/SIGTERM, once the lame duck is over."`
@@ -59,8 +59,8 @@ func (c *serveCmd) Validate() error {
 	switch {
 	case c.Path == "" || c.Path[0] != '/':
 		return fmt.Errorf("--path %q must start with a slash, e.g. /mcp", c.Path)
-	case c.MaxSessions <= 0:
-		return fmt.Errorf("--max-sessions must be positive (got %d)", c.MaxSessions)
+	case c.MaxSessions < 0:
+		return fmt.Errorf("--max-sessions must not be negative (0: what the memory limit holds; got %d)", c.MaxSessions)
 	case c.MaxBody <= 0:
 		return fmt.Errorf("--max-body must be positive (got %d)", c.MaxBody)
 	case c.ShutdownTimeout <= 0:
@@ -120,6 +120,11 @@ var processStart = time.Now()
 // --shutdown-timeout, sessions are handed over), the admin listener, the
 // node (its lease goes last but one), the last spans.
 func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
+	limit, source := setMemoryLimit(log)
+	budget, err := newMemoryBudget(limit, source, c.Cluster.jetStreamMemory(), c.MaxSessions)
+	if err != nil {
+		return configError{err}
+	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", c.Listen, err)
@@ -161,7 +166,7 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv, err := newServer(log, c.ReferenceTools, node.ID(), func(o *mcpactors.Options) {
 		o.Limits = session.Limits{IdleTimeout: c.SessionTTL, MaxLifetime: c.MaxLifetime}
-		o.MaxSessions = c.MaxSessions
+		o.MaxSessions, o.MaxHeldMemory = budget.maxSessions, budget.maxHeld
 		o.MaxParked, o.RequestStateTTL = c.MaxParked, c.RequestStateTTL
 		o.SingleUseRequestState = c.SingleUseState
 		if c.MaxParked == 0 {
@@ -228,8 +233,12 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if adminLn != nil {
 		attrs = append(attrs, "admin_listen", adminLn.Addr().String())
 	}
+	attrs = append(attrs, budget.attrs()...)
 	attrs = append(attrs, c.Cluster.describe()...)
 	log.Info("serving MCP over Streamable HTTP", attrs...)
+	if w := budget.over(); w != "" {
+		log.Warn(w)
+	}
 	readyCtx, cancelReady := context.WithCancel(ctx)
 	defer cancelReady()
 	go logReady(readyCtx, log, node)

@@ -53,7 +53,6 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--jetstream-sync", "always", "--nats-url", "nats://127.0.0.1:4222"}, "--jetstream-sync"},
 		{[]string{"--path", "mcp"}, "--path"},
 		{[]string{"--path", ""}, "--path"},
-		{[]string{"--max-sessions", "0"}, "--max-sessions"},
 		{[]string{"--max-sessions", "-5"}, "--max-sessions"},
 		{[]string{"--max-body", "0"}, "--max-body"},
 		{[]string{"--shutdown-timeout", "0s"}, "--shutdown-timeout"},
@@ -90,6 +89,12 @@ type serveProc struct {
 func startServe(t *testing.T, env []string, args ...string) *serveProc {
 	t.Helper()
 	p := start(t, env, append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)...)
+	return waitServing(t, p)
+}
+
+// waitServing waits for the URL a serve process p logs.
+func waitServing(t *testing.T, p *proc) *serveProc {
+	t.Helper()
 	re := regexp.MustCompile(`url"?[=:]"?(https?://[^\s"]+)`)
 	deadline := time.Now().Add(exitTimeout)
 	for time.Now().Before(deadline) {

@@ -204,6 +204,13 @@ func TestStatefulSet(t *testing.T) {
 		"the grace period covers the lame duck, the drain and giving the lease up")
 	assert.Nil(t, c.Lifecycle, "no preStop hook: the image has no shell or sleep; the lame duck is in the process")
 
+	// The memory limit sizes the node: no GOMEMLIMIT or --max-sessions
+	// to keep in step with it.
+	assert.False(t, c.Resources.Limits.Memory().IsZero(), "a memory limit")
+	assert.NotContains(t, f, "--max-sessions", "derived from the memory limit")
+	_, memEnv := env["GOMEMLIMIT"]
+	assert.False(t, memEnv, "GOMEMLIMIT is derived from the memory limit")
+
 	// Operators' paths on a port of their own.
 	assert.Equal(t, "0.0.0.0:"+fmt.Sprint(ports["admin"]), f["--admin-listen"])
 	assert.NotEqual(t, ports["http"], ports["admin"])
