@@ -342,7 +342,11 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 				GoneStreams: st.GoneStreams, ForeignEvents: st.ForeignEvents, StaleEvents: st.StaleEvents,
 				ChunkedOut: st.ChunkedOut, ChunkedIn: st.ChunkedIn, PartialsDropped: st.PartialsDropped, EventsTooLarge: st.EventsTooLarge}
 		})
-		metrics.RegisterClusterTopology(s.opts.Metrics, cluster.Stores(), func() metrics.ClusterTopology {
+		stores := cluster.Stores()
+		if node.External() {
+			stores = nil // no node of ours leads a store: no mcp_cluster_storage_leader, which would say none does
+		}
+		metrics.RegisterClusterTopology(s.opts.Metrics, stores, func() metrics.ClusterTopology {
 			tp := node.Topology()
 			leads := make(map[string]bool, len(tp.Leads))
 			for _, st := range tp.Leads {

@@ -131,6 +131,10 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 // it keeps no session directory.
 func (n *Node) Standalone() bool { return len(n.opts.URLs) == 0 && len(n.opts.Routes) == 0 }
 
+// External reports whether the node uses an existing NATS deployment
+// (Options.URLs) rather than an embedded server: it leads no storage then.
+func (n *Node) External() bool { return len(n.opts.URLs) > 0 }
+
 // ID returns the node's ID.
 func (n *Node) ID() string { return n.opts.NodeID }
 
