@@ -5,6 +5,7 @@ import (
 	"context"
 	json "encoding/json/v2"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -243,6 +244,17 @@ func TestClusterExternalNATS(t *testing.T) {
 		}
 	})
 
+	t.Run("metrics", func(t *testing.T) {
+		// No node of ours leads a store: no leader gauge, which would say
+		// that none does (McpActorsStorageLeaderless would fire for ever);
+		// the peers gauge says it cannot tell.
+		for i, n := range nodes {
+			body := getText(t, hc, strings.TrimSuffix(n.url, "/mcp")+"/metrics")
+			assert.NotContains(t, body, "mcp_cluster_storage_leader", "node x%d", i+1)
+			assert.Contains(t, body, "mcp_cluster_peers -1", "node x%d", i+1)
+		}
+	})
+
 	t.Run("reference", func(t *testing.T) { runClusterReferenceCases(t, nodes) })
 
 	t.Run("owner_loss", func(t *testing.T) { testExternalOwnerLoss(t, nodes, urls, clusterName) })
@@ -365,4 +377,16 @@ func jsonEqual(a, b any) bool {
 	x, err1 := json.Marshal(a, json.Deterministic(true))
 	y, err2 := json.Marshal(b, json.Deterministic(true))
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// getText GETs u and returns the body of a 200.
+func getText(t *testing.T, hc *http.Client, u string) string {
+	t.Helper()
+	resp, err := hc.Get(u)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", u, b)
+	return string(b)
 }
