@@ -58,11 +58,18 @@ func startHTTPCluster(t *testing.T, n int, name string, catalog func(*mcpactors.
 // server.
 func startHTTPClusterWith(t *testing.T, n int, name string, catalog func(*mcpactors.Server), httpOpts *mcpactors.HTTPOptions, srvOpts *mcpactors.Options) *httpCluster {
 	t.Helper()
+	return startHTTPClusterOn(t, n, cluster.Options{ClusterName: name}, catalog, httpOpts, srvOpts)
+}
+
+// startHTTPClusterOn is startHTTPClusterWith with the nodes' options base
+// (its logger and secret are the tests').
+func startHTTPClusterOn(t *testing.T, n int, base cluster.Options, catalog func(*mcpactors.Server), httpOpts *mcpactors.HTTPOptions, srvOpts *mcpactors.Options) *httpCluster {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	c := &httpCluster{t: t, dir: t.TempDir(), catalog: catalog, httpOpts: httpOpts, srvOpts: srvOpts,
-		base: cluster.Options{ClusterName: name, Logger: quietLogger(), Secret: "http-cluster-secret"}}
+	base.Logger, base.Secret = quietLogger(), "http-cluster-secret"
+	c := &httpCluster{t: t, dir: t.TempDir(), catalog: catalog, httpOpts: httpOpts, srvOpts: srvOpts, base: base}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	nodes, err := cluster.StartLocal(ctx, n, c.dir, c.base)

@@ -342,6 +342,15 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 				GoneStreams: st.GoneStreams, ForeignEvents: st.ForeignEvents, StaleEvents: st.StaleEvents,
 				ChunkedOut: st.ChunkedOut, ChunkedIn: st.ChunkedIn, PartialsDropped: st.PartialsDropped, EventsTooLarge: st.EventsTooLarge}
 		})
+		metrics.RegisterClusterStores(s.opts.Metrics, func() []metrics.StoreSize {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			var out []metrics.StoreSize
+			for _, st := range node.StoreSizes(ctx) {
+				out = append(out, metrics.StoreSize{Store: st.Store, Bytes: st.Bytes, MaxBytes: st.MaxBytes})
+			}
+			return out
+		})
 		stores := cluster.Stores()
 		if node.External() {
 			stores = nil // no node of ours leads a store: no mcp_cluster_storage_leader, which would say none does

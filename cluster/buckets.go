@@ -29,7 +29,7 @@ func (n *Node) createBuckets(create bool, timeout time.Duration) error {
 	sessions, err := withTimeout(n.ctx, timeout, func(ctx context.Context) (jetstream.KeyValue, error) {
 		kv, _, err := n.leaderBucket(ctx, create, jetstream.KeyValueConfig{
 			Bucket: n.subj.bucket("sessions"), Description: "mcp-actors session directory: session ID → owner, epoch, principal, state",
-			History: 1, Storage: jetstream.FileStorage, Replicas: r, LimitMarkerTTL: markerTTL,
+			History: 1, Storage: jetstream.FileStorage, Replicas: r, LimitMarkerTTL: markerTTL, MaxBytes: n.opts.SessionBytes,
 		}, false)
 		return kv, err
 	})

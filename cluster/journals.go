@@ -49,7 +49,7 @@ func (j *Journals) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	}
 	kv, _, err := j.node.leaderBucket(ctx, true, jetstream.KeyValueConfig{
 		Bucket: j.node.subj.bucket("journals"), Description: "mcp-actors journals and answered rounds of 2026-07-28 requests",
-		History: 1, TTL: j.ttl, Storage: jetstream.FileStorage, Replicas: j.node.opts.Replicas,
+		History: 1, TTL: j.ttl, Storage: jetstream.FileStorage, Replicas: j.node.opts.Replicas, MaxBytes: j.node.opts.JournalBytes,
 	}, false)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: the journal bucket: %w", err)
@@ -68,6 +68,9 @@ func (j *Journals) Put(ctx context.Context, key string, value []byte) error {
 	}
 	_, err = kv.Put(ctx, key, value)
 	j.forgetIfGone(err)
+	if isStoreFull(err) {
+		return fmt.Errorf("%w: the journals are at their bound (--journal-bytes): %w", ErrStoreFull, err)
+	}
 	return err
 }
 

@@ -141,8 +141,8 @@ var expired = func() context.Context {
 // exist; false if the node stopped first. It waits, without asking, while
 // the embedded server's storage cannot create them yet (storageWait), and
 // leaves their creation to the storage leader's node for a while
-// (creates).
-func (n *Node) startBuckets() bool {
+// (creates). created says whether this node was the one to create them.
+func (n *Node) startBuckets() (ok, created bool) {
 	backoff, timeout := 100*time.Millisecond, bucketTimeout
 	var canSince time.Time // when storageWait first said nothing
 	for {
@@ -154,9 +154,10 @@ func (n *Node) startBuckets() bool {
 			if canSince.IsZero() {
 				canSince = time.Now()
 			}
-			err := n.createBuckets(n.creates(canSince), timeout)
+			create := n.creates(canSince)
+			err := n.createBuckets(create, timeout)
 			if err == nil {
-				return true
+				return true, create
 			}
 			n.setErr(err)
 			n.log.Debug("creating the buckets: not yet", "err", err)
@@ -171,7 +172,7 @@ func (n *Node) startBuckets() bool {
 		}
 		select {
 		case <-n.stop:
-			return false
+			return false, false
 		case <-time.After(wait):
 		}
 	}
@@ -181,17 +182,20 @@ func (n *Node) startBuckets() bool {
 // the lease renewed until Close; the watchdog keeps the deadline.
 func (n *Node) maintain() {
 	defer n.stopped.Done()
-	if !n.startBuckets() {
+	ok, created := n.startBuckets()
+	if !ok {
 		return
 	}
-	n.stopped.Add(1)
+	n.stopped.Add(2)
 	go n.watchdog()
+	go n.boundStores(created)
 	tick := time.NewTicker(n.leaseTTL() / 4)
 	defer tick.Stop()
 	var short shortWatch
 	for {
 		n.renew()
 		n.shortOfReplicas(&short, time.Now())
+		n.readDirectory()
 		select {
 		case <-n.stop:
 			return

@@ -43,6 +43,7 @@ type Node struct {
 	renewals, renewFailures atomic.Int64
 	asyncFailures           atomic.Int64 // writes not waited for that failed
 	natsErrors              atomic.Int64 // asynchronous NATS errors (slow consumers)
+	dir                     directory    // the session directory's size (bounds.go)
 	// At most one warning a second for each: a failing storage or a
 	// flood of dropped messages is counted in full (metrics), logged in
 	// samples.

@@ -108,6 +108,15 @@ type Options struct {
 	EventBytes       int64
 	EventFiles       bool
 
+	// SessionBytes bounds the session directory (sessions, their owners
+	// and State; default 1 GiB) and JournalBytes the journals of protocol
+	// 2026-07-28 requests (default 1 GiB): a store that reaches its bound
+	// refuses what would grow it (a new session gets 503 "the session
+	// directory is full"), never drops what it holds. A store made
+	// earlier takes the bound when a creating node starts with it.
+	SessionBytes int64
+	JournalBytes int64
+
 	// EventDelay is how long the event log's writer lets a session's
 	// events gather (those of every session of the node) before it writes
 	// them as one batch: each batch costs a replication round on every
@@ -246,6 +255,15 @@ func (o Options) withDefaults() (Options, error) {
 	if o.EventMaxAge < 0 || o.EventsPerSession < 0 || o.EventBytes < 0 {
 		return o, fmt.Errorf("%w: the event log's bounds must be positive", ErrInvalidOptions)
 	}
+	if o.SessionBytes < 0 || o.JournalBytes < 0 {
+		return o, fmt.Errorf("%w: the stores' bounds must be positive", ErrInvalidOptions)
+	}
+	if o.SessionBytes == 0 {
+		o.SessionBytes = DefaultStoreBytes
+	}
+	if o.JournalBytes == 0 {
+		o.JournalBytes = DefaultStoreBytes
+	}
 	if o.EventMaxAge == 0 {
 		o.EventMaxAge = 15 * time.Minute
 	}
@@ -373,3 +391,7 @@ func (o Options) routesOnlySelf() bool {
 	}
 	return true
 }
+
+// DefaultStoreBytes is the default bound of the session directory and of
+// the journals (Options.SessionBytes, Options.JournalBytes).
+const DefaultStoreBytes = 1 << 30

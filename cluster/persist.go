@@ -94,6 +94,9 @@ func (r *Relay) awaitWrite(w *stateWrite, ack jetstream.PubAckFuture) error {
 		var failed error
 		select {
 		case a := <-ack.Ok():
+			if w.e.rev == 0 {
+				r.node.dir.added(len(w.msg.Data) + len(w.msg.Subject) + recordOverhead)
+			}
 			r.wrote(w.id, w.e, a.Sequence)
 			return nil
 		case err := <-ack.Err():
@@ -103,6 +106,10 @@ func (r *Relay) awaitWrite(w *stateWrite, ack jetstream.PubAckFuture) error {
 				}
 				r.node.log.Warn("a session's state write was refused: another node took it over", "session", session.LogID(w.id), "epoch", w.e.Epoch)
 				return ErrFenced
+			}
+			if isStoreFull(err) { // answered 503, but waiting does not make room
+				r.node.directoryFull()
+				return fmt.Errorf("%w: %w", errStorage, errDirectoryFull)
 			}
 			if !transient(err) {
 				return fmt.Errorf("%w: %w", errStorage, err)
@@ -159,6 +166,10 @@ func (r *Relay) landed(w *stateWrite) bool {
 	r.wrote(w.id, w.e, rev)
 	return true
 }
+
+// recordOverhead is what JetStream adds to a record's size: its headers
+// (the expected revision, the TTL) and its own framing.
+const recordOverhead = 128
 
 // writeAckTimeout bounds the wait for a state write's acknowledgement: a
 // replicated write takes milliseconds; one that takes a second has no

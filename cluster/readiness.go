@@ -215,6 +215,8 @@ func (n *Node) canOpen() error {
 		return fmt.Errorf("storage cannot be written (%w)", err)
 	case n.cutOff():
 		return errors.New("no route to another node")
+	case n.dir.full():
+		return errDirectoryFull
 	}
 	return nil
 }

@@ -196,7 +196,7 @@ func transient(err error) bool {
 		return true
 	}
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.Code == 503
+	return errors.As(err, &apiErr) && apiErr.Code == 503 && !isStoreFull(err) // full stays full
 }
 
 // awaitLapse waits, up to a lease TTL and a half, for the lease of owner

@@ -36,6 +36,9 @@ func exposed(t *testing.T) map[string]bool {
 	m.RequestHandled(report("tools/call", "echo", session.OutcomeOK, time.Millisecond))
 	m.HTTPRequest("POST", 200, time.Millisecond)
 	metrics.RegisterCluster(reg, func() metrics.ClusterStats { return metrics.ClusterStats{} })
+	metrics.RegisterClusterStores(reg, func() []metrics.StoreSize {
+		return []metrics.StoreSize{{Store: "sessions", Bytes: 1, MaxBytes: 2}}
+	})
 	metrics.RegisterClusterTopology(reg, []string{"sessions", "leases", "catalog", "events"}, func() metrics.ClusterTopology {
 		return metrics.ClusterTopology{Peers: 2, Quorum: true, LeaseAge: time.Second, RouteRTT: map[string]time.Duration{"n2": time.Millisecond}}
 	})

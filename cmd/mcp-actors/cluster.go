@@ -42,6 +42,8 @@ type clusterFlags struct {
 	EventBytes    int64         `name:"event-bytes" default:"268435456" env:"MCP_ACTORS_EVENT_BYTES" help:"Bytes the event logs of all sessions keep in JetStream; the oldest go first."`
 	EventDelay    time.Duration `name:"event-delay" default:"250ms" env:"MCP_ACTORS_EVENT_DELAY" help:"How long a node lets logged events gather before it writes them to JetStream as one batch (0: at once). A crashed node loses at most this much of its sessions' events."`
 	EventFiles    bool          `name:"event-files" default:"true" negatable:"" env:"MCP_ACTORS_EVENT_FILES" help:"Keep the event logs in JetStream files (the default). --no-event-files keeps them in memory: less CPU per event, but lost with every replica at once, and a replicated log in memory can be left without a leader after two of its replicas restart, when no session can be taken over or started again."`
+	SessionBytes  int64         `name:"sessions-bytes" default:"1073741824" env:"MCP_ACTORS_SESSIONS_BYTES" help:"Bytes the session directory (every session's owner and State) may take in JetStream, per replica; at the bound a new session gets 503. A directory made earlier takes it when a node that creates stores starts."`
+	JournalBytes  int64         `name:"journal-bytes" default:"1073741824" env:"MCP_ACTORS_JOURNAL_BYTES" help:"Bytes the journals of protocol 2026-07-28 requests (and their answered rounds) may take in JetStream, per replica; at the bound a request that needs one more gets an error."`
 
 	// maxBody is serve's --max-body: a request that large must cross
 	// nodes (cluster.Options.MaxMessageBytes).
@@ -97,6 +99,9 @@ func (f *clusterFlags) validate() error {
 	if f.EventDelay < 0 {
 		return fmt.Errorf("--event-delay must not be negative (got %s)", f.EventDelay)
 	}
+	if f.SessionBytes <= 0 || f.JournalBytes <= 0 {
+		return fmt.Errorf("--sessions-bytes and --journal-bytes must be positive (got %d and %d)", f.SessionBytes, f.JournalBytes)
+	}
 	if f.EventBytes <= 0 {
 		return fmt.Errorf("--event-bytes must be positive (got %d)", f.EventBytes)
 	}
@@ -133,6 +138,8 @@ func (f *clusterFlags) start(ctx context.Context, log *slog.Logger, listen net.A
 		EventsPerSession: f.EventsPerSess,
 		EventBytes:       f.EventBytes,
 		EventFiles:       f.EventFiles,
+		SessionBytes:     f.SessionBytes,
+		JournalBytes:     f.JournalBytes,
 		EventDelay:       eventDelay(f.EventDelay),
 		MaxMessageBytes:  max(cluster.DefaultMaxMessageBytes, int(f.maxBody)+(1<<20)), // the body and its envelope
 		Logger:           log,
