@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcp-actors/mcp-actors/actors/transport"
+	"github.com/mcp-actors/mcp-actors/internal/certfile"
 )
 
 // HTTPOptions configure the server's Streamable HTTP handler (HTTPHandler)
@@ -42,7 +44,10 @@ type HTTPOptions struct {
 	// 503 with what it waits for before: see Server.Started).
 	Health bool
 	// TLSCertFile and TLSKeyFile make Serve speak HTTPS (HTTP/1.1 and
-	// HTTP/2) with this certificate and key (PEM files).
+	// HTTP/2) with this certificate and key (PEM files), read again when
+	// they change (a renewal in place needs no restart; a pair that does
+	// not load is logged and the previous one served).
+	// mcp_tls_certificate_expiry_timestamp_seconds says when it expires.
 	TLSCertFile string
 	TLSKeyFile  string
 	// H2C makes Serve accept HTTP/2 without TLS (prior knowledge) as well
@@ -188,11 +193,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, opts *HTTPOptions, 
 	hs.Protocols = new(http.Protocols)
 	hs.Protocols.SetHTTP1(true)
 	if o.TLSCertFile != "" {
-		cert, err := tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
+		certs, err := certfile.New(o.TLSCertFile, o.TLSKeyFile, func(err error) {
+			s.log.Error("the renewed TLS certificate does not load; the previous one is served", "err", err)
+		})
 		if err != nil {
 			return fmt.Errorf("loading the TLS certificate: %w", err)
 		}
-		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		s.watchCertificate(certs)
+		hs.TLSConfig = &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12}
 		hs.Protocols.SetHTTP2(true)
 	}
 	if o.H2C {
@@ -229,4 +237,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, opts *HTTPOptions, 
 	}
 	<-served
 	return nil
+}
+
+// watchCertificate exports when the certificate served expires, as
+// mcp_tls_certificate_expiry_timestamp_seconds (with Options.Metrics).
+func (s *Server) watchCertificate(certs *certfile.Reloader) {
+	if s.opts.Metrics == nil {
+		return
+	}
+	err := s.opts.Metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mcp_tls_certificate_expiry_timestamp_seconds",
+		Help: "When the TLS certificate the HTTP endpoint serves expires (Unix time); it is read again when its file changes.",
+	}, func() float64 { return float64(certs.NotAfter().Unix()) }))
+	if err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+		s.log.Warn("registering the certificate expiry metric", "err", err)
+	}
 }

@@ -27,9 +27,10 @@ var allowedImports = map[string][]string{
 	"internal/serverbin": {},
 	"internal/sealed":    {},
 	"internal/memguard":  {},
+	"internal/certfile":  {},
 	"internal/access":    {"actors/router", "actors/session"},
 	".": {"actors/outbound", "actors/session", "actors/router", "actors/transport", "cluster", "metrics",
-		"internal/access", "internal/schema", "internal/loopback", "internal/sealed", "internal/tracing", "internal/memguard", "messages"},
+		"internal/access", "internal/schema", "internal/loopback", "internal/sealed", "internal/tracing", "internal/memguard", "internal/certfile", "messages"},
 }
 
 // TestImportRules keeps the import rules of docs/design.md true.

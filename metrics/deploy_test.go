@@ -36,6 +36,9 @@ func exposed(t *testing.T) map[string]bool {
 	m.RequestHandled(report("tools/call", "echo", session.OutcomeOK, time.Millisecond))
 	m.HTTPRequest("POST", 200, time.Millisecond)
 	metrics.RegisterCluster(reg, func() metrics.ClusterStats { return metrics.ClusterStats{} })
+	// The root package registers this one when it serves TLS
+	// (TestServeTLSReload reads it from a node).
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcp_tls_certificate_expiry_timestamp_seconds"}, func() float64 { return 1 }))
 	metrics.RegisterClusterStores(reg, func() []metrics.StoreSize {
 		return []metrics.StoreSize{{Store: "sessions", Bytes: 1, MaxBytes: 2}}
 	})

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -123,4 +127,45 @@ func TestAdminListen(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, status, "%s is not on the client port", p)
 	}
 	assert.Contains(t, sp.stderr.String(), "admin_listen="+admin)
+}
+
+// TestServeTLSReload: a certificate renewed in place (its files rewritten,
+// as cert-manager does) is served from the next handshake on, without a
+// restart, and mcp_tls_certificate_expiry_timestamp_seconds follows it.
+func TestServeTLSReload(t *testing.T) {
+	dir := t.TempDir()
+	cert, key, _ := selfSigned(t, dir)
+	s := startServe(t, nil, "--tls-cert", cert, "--tls-key", key)
+	base := strings.TrimSuffix(s.url, "/mcp")
+	served := func() *x509.Certificate {
+		conn, err := tls.Dial("tcp", strings.TrimPrefix(base, "https://"), &tls.Config{InsecureSkipVerify: true}) // the test reads what is served
+		require.NoError(t, err)
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0]
+	}
+	first := served()
+	require.True(t, first.Equal(served()), "the same certificate, handshake after handshake")
+
+	// Renewed: another key, another expiry (selfSigned again into dir).
+	_, _, pool2 := selfSigned(t, dir)
+	for _, f := range []string{cert, key} { // a later modification time, whatever the file system's resolution
+		later := time.Now().Add(2 * time.Second)
+		require.NoError(t, os.Chtimes(f, later, later))
+	}
+	var now *x509.Certificate
+	require.Eventually(t, func() bool {
+		now = served()
+		return !now.Equal(first)
+	}, exitTimeout, 50*time.Millisecond, "the renewed certificate is served")
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool2}}
+	defer tr.CloseIdleConnections()
+	resp := initialize(t, &http.Client{Transport: tr, Timeout: exitTimeout}, s.url)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "a client that trusts only the new certificate")
+
+	mresp, err := (&http.Client{Transport: tr, Timeout: exitTimeout}).Get(base + "/metrics")
+	require.NoError(t, err)
+	defer mresp.Body.Close()
+	b, err := io.ReadAll(mresp.Body)
+	require.NoError(t, err)
+	assert.Regexp(t, fmt.Sprintf(`mcp_tls_certificate_expiry_timestamp_seconds %s\b`, regexp.QuoteMeta(strconv.FormatFloat(float64(now.NotAfter.Unix()), 'g', -1, 64))), string(b))
 }

@@ -118,6 +118,9 @@ func healthy(n string) string {
 			"mcp_memory_held_bytes{" + l + "} 200000000x" + n,
 			"mcp_memory_limit_bytes{" + l + "} 1932735283x" + n,
 			"mcp_build_info{" + l + `,version="v0.2.0",goversion="go1.27.3"} 1x` + n,
+			// A certificate renewed 30 days ahead of its 90: 60 days left, then
+			// (renewed) 89.
+			"mcp_tls_certificate_expiry_timestamp_seconds{" + l + "} 5184000x" + n,
 			"mcp_cluster_store_bytes{" + l + `,store="sessions"} 1000000x` + n,
 			"mcp_cluster_store_max_bytes{" + l + `,store="sessions"} 1073741824x` + n,
 			// The event log drops its oldest events at its bound: full is normal.
@@ -184,6 +187,8 @@ func TestAlertsFire(t *testing.T) {
 			"  mcp_build_info{" + n1 + `,version="v0.3.0",goversion="go1.27.3"} 1x` + hour + "\n", time.Hour, false},
 		{"the session directory 90% full", "McpActorsStoreNearFull", []string{"mcp_cluster_store_bytes{" + n1 + `,store="sessions"}`},
 			"  mcp_cluster_store_bytes{" + n1 + `,store="sessions"} 966367641x40` + "\n", 15 * time.Minute, true},
+		{"a certificate expiring in five days", "McpActorsCertificateExpiring", []string{"mcp_tls_certificate_expiry_timestamp_seconds{" + n1},
+			"  mcp_tls_certificate_expiry_timestamp_seconds{" + n1 + "} 432000x" + hour + "\n", 61 * time.Minute, true},
 		{"sessions at 95% of the limit", "McpActorsSessionsNearLimit", []string{"mcp_sessions_live{" + n1},
 			"  mcp_sessions_live{" + n1 + "} 25100x40\n", 15 * time.Minute, true},
 		{"memory at 78% of the limit", "McpActorsMemoryNearLimit", []string{"mcp_memory_held_bytes{" + n1},
