@@ -41,6 +41,8 @@ type config struct {
 	noSSE       bool
 	label       string
 	rate        float64
+	churn       int
+	sample      time.Duration
 }
 
 // toolName is the name of the tool -tool calls.
@@ -53,7 +55,7 @@ func parseConfig(args []string) (*config, error) {
 	urlFlag := fs.String("url", "http://127.0.0.1:18081/mcp", "MCP endpoint (loopback only)")
 	urlsFlag := fs.String("urls", "", "comma-separated MCP endpoints of a cluster (loopback only); HTTP requests go round-robin over them; overrides -url")
 	pidsFlag := fs.String("server-pid", "", "comma-separated server PIDs; if set, report their summed CPU time over the measured phase from /proc/PID/stat")
-	fs.StringVar(&c.mode, "mode", "calls", "calls | connect | idle")
+	fs.StringVar(&c.mode, "mode", "calls", "calls | connect | idle | soak")
 	fs.StringVar(&c.tool, "tool", "echo", "scenario: echo | ask | sample | roots | slow (calls test_echo | test_elicitation | test_sampling | test_roots | test_slow)")
 	fs.IntVar(&c.sessions, "sessions", 1, "concurrent sessions (calls, idle) or concurrent workers (connect)")
 	fs.IntVar(&c.calls, "calls", 0, "calls (or connects) per session/worker; 0 = until -duration")
@@ -70,6 +72,9 @@ func parseConfig(args []string) (*config, error) {
 	fs.BoolVar(&c.noSSE, "no-standalone-sse", false, "do not open the standalone GET SSE stream")
 	fs.StringVar(&c.label, "label", "", "free text copied into the RESULT line (e.g. server name)")
 	fs.Float64Var(&c.rate, "rate", 0, "calls mode: measured calls per second, all sessions together (0 = back to back); the same rate for two servers compares their CPU per call at the same load")
+	fs.BoolVar(&h2c, "h2c", false, "speak HTTP/2 without TLS (the server needs --h2c): GET streams share connections")
+	fs.IntVar(&c.churn, "churn", 8, "soak mode: workers that each open a session, call -tool once and close it, over and over")
+	fs.DurationVar(&c.sample, "sample", 10*time.Second, "soak mode: how often to print a SOAK line")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -106,9 +111,12 @@ func parseConfig(args []string) (*config, error) {
 		}
 	}
 	switch c.mode {
-	case "calls":
+	case "calls", "soak":
 		if _, ok := toolNames[c.tool]; !ok {
 			return nil, fmt.Errorf("unknown -tool %s", c.tool)
+		}
+		if c.mode == "soak" && (c.churn < 0 || c.sample <= 0) {
+			return nil, fmt.Errorf("soak: -churn must not be negative and -sample must be positive")
 		}
 	case "connect", "idle":
 	default:

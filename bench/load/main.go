@@ -11,6 +11,7 @@
 //	-mode calls    N sessions each call -tool up to -calls times (or until -duration)
 //	-mode connect  N workers loop connect (initialize + initialized) and close
 //	-mode idle     open N sessions, print IDLE_READY, hold them for -hold, close
+//	-mode soak     hold N idle sessions for -duration while -churn workers open, call, close; a SOAK line every -sample
 //
 // -tool takes the scenario names echo | ask | sample | roots | slow, which
 // call test_echo | test_elicitation | test_sampling | test_roots | test_slow
@@ -48,6 +49,8 @@ func main() {
 		l.runConnect(ctx)
 	case "idle":
 		l.runIdle(ctx)
+	case "soak":
+		l.runSoak(ctx)
 	}
 }
 

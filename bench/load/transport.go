@@ -10,7 +10,10 @@ import (
 
 // newHTTPClient returns the HTTP client every session shares: one
 // keep-alive pool with idlePerHost idle connections per host. With more
-// than one endpoint, each request goes to the next endpoint in turn.
+// than one endpoint, each request goes to the next endpoint in turn. With
+// -h2c (h2c set) it speaks HTTP/2 without TLS: every request and GET stream
+// is a stream of a few connections, so that more sessions hold their GET
+// stream than a machine has ports for connections.
 func newHTTPClient(endpoints []string, idlePerHost int) *http.Client {
 	tr := &http.Transport{
 		Proxy:               nil,
@@ -19,6 +22,10 @@ func newHTTPClient(endpoints []string, idlePerHost int) *http.Client {
 		MaxIdleConnsPerHost: idlePerHost,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
+	}
+	if h2c {
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetUnencryptedHTTP2(true)
 	}
 	if len(endpoints) < 2 {
 		return &http.Client{Transport: tr}
@@ -49,3 +56,6 @@ func (t *roundRobin) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.Host = ""
 	return t.base.RoundTrip(r)
 }
+
+// h2c is -h2c: set once, before any client is made.
+var h2c bool

@@ -118,8 +118,13 @@ func (nm *processNemesis) strike(f fault, n *node) {
 		from := time.Now()
 		n.pause()
 		hold(t, f.hold)
+		// The freeze's end is read before SIGCONT: whatever the node
+		// stamps after it is later. (Read after, it was later than a run
+		// the node ended as it resumed: a 60-minute campaign reported a
+		// run that ended 2 ms "before" the recorded resume as an overlap.)
+		to := time.Now()
 		n.resume()
-		nm.frozen = append(nm.frozen, span{node: n.id, from: from, to: time.Now()})
+		nm.frozen = append(nm.frozen, span{node: n.id, from: from, to: to})
 	case faultPartition:
 		nm.c.isolate(n.id)
 		hold(t, f.hold)
