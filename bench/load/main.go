@@ -41,7 +41,13 @@ func main() {
 	defer stop()
 
 	l := newLoader(cfg)
-	go l.watchdog(cfg.duration + cfg.hold + cfg.settle + 3*time.Minute)
+	limit := cfg.duration + cfg.hold + 2*cfg.settle + 3*time.Minute
+	if cfg.mode == "idle" || cfg.mode == "soak" {
+		// Opening and closing the sessions: about 1,000 a second on three
+		// nodes sharing two cores with this client; five times that room.
+		limit += time.Duration(cfg.sessions) * 5 * time.Millisecond
+	}
+	go l.watchdog(limit)
 	switch cfg.mode {
 	case "calls":
 		l.runCalls(ctx)
