@@ -15,8 +15,8 @@ import (
 // tests/ (cmd/mcp-actors, the tests themselves).
 var allowedImports = map[string][]string{
 	"messages":           {},
-	"actors/outbound":    {"messages"},
-	"actors/session":     {"actors/outbound", "internal/schema", "internal/sealed", "internal/tracing", "messages"},
+	"actors/dispatcher":    {"messages"},
+	"actors/session":     {"actors/dispatcher", "internal/schema", "internal/sealed", "internal/tracing", "messages"},
 	"actors/router":      {"actors/session", "messages"},
 	"actors/transport":   {"actors/router", "internal/tracing", "messages"},
 	"cluster":            {"actors/router", "actors/session", "internal/loopback", "internal/tracing", "messages"},
@@ -29,7 +29,7 @@ var allowedImports = map[string][]string{
 	"internal/memguard":  {},
 	"internal/certfile":  {},
 	"internal/access":    {"actors/router", "actors/session"},
-	".": {"actors/outbound", "actors/session", "actors/router", "actors/transport", "cluster", "metrics",
+	".": {"actors/dispatcher", "actors/session", "actors/router", "actors/transport", "cluster", "metrics",
 		"internal/access", "internal/schema", "internal/loopback", "internal/sealed", "internal/tracing", "internal/memguard", "internal/certfile", "messages"},
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/mcp-actors/mcp-actors/actors/outbound"
+	"github.com/mcp-actors/mcp-actors/actors/dispatcher"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -47,7 +47,7 @@ type sessionActor struct {
 	// ranBefore are the requests that ran on the lost node when the
 	// restored State was written (State.Running).
 	ranBefore map[messages.ID]struct{}
-	table     *outbound.Table
+	table     *dispatcher.Table
 	streams   streamSet
 	lifetime  *time.Timer // MaxLifetime; nil without one
 	idle      *time.Timer // IdleTimeout's check; nil without one
@@ -91,7 +91,7 @@ func newSessionActor(ref *Ref, cfg *Config, opts SpawnOptions) *sessionActor {
 		journal, id := cfg.Journal, ref.id
 		a.streams.journal = func(e LoggedEvent) { journal(id, e) }
 	}
-	a.table = outbound.NewTable(a.sendCallFrame)
+	a.table = dispatcher.NewTable(a.sendCallFrame)
 	a.table.Hold() // no server-to-client request before the session opens
 	if opts.Restore != nil {
 		a.restore(opts.Restore)
@@ -136,7 +136,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		if a.draining != nil && len(a.inflight) == 0 {
 			a.close(ctx, "drained")
 		}
-	case outbound.Message:
+	case dispatcher.Message:
 		a.table.Receive(m)
 	case *sendFrame:
 		a.send(m.route, m.data)
@@ -303,7 +303,7 @@ func (a *sessionActor) send(route messages.ID, data []byte) {
 }
 
 // sendCallFrame is the outbound table's Sender.
-func (a *sessionActor) sendCallFrame(c *outbound.Call, frame []byte) {
+func (a *sessionActor) sendCallFrame(c *dispatcher.Call, frame []byte) {
 	route, _ := c.Route.(messages.ID)
 	a.send(route, frame)
 }

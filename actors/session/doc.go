@@ -2,7 +2,7 @@
 // per MCP session, owning everything the session knows — lifecycle, the
 // negotiated version, client info and capabilities, log level, resource
 // subscriptions, the roots cache and listeners, in-flight client requests,
-// pending server-to-client calls (a outbound.Table) and its streams.
+// pending server-to-client calls (a dispatcher.Table) and its streams.
 //
 // Transports and the cluster reach a session only by sending it messages
 // (messages.HandleRequest and friends) through its Ref. Handlers run off the

@@ -3,7 +3,7 @@ package session
 import (
 	"errors"
 
-	"github.com/mcp-actors/mcp-actors/actors/outbound"
+	"github.com/mcp-actors/mcp-actors/actors/dispatcher"
 )
 
 // ErrSessionClosed fails calls that were pending, or are made, after the
@@ -32,11 +32,11 @@ var ErrInvalidElicitTarget = errors.New("session: elicitation target must be a n
 
 // ErrRemoteCancelled is returned by a server-to-client call that the client
 // cancelled with notifications/cancelled.
-var ErrRemoteCancelled = outbound.ErrRemoteCancelled
+var ErrRemoteCancelled = dispatcher.ErrRemoteCancelled
 
 // ClientError is the client's JSON-RPC error answer to a server-to-client
-// request; see outbound.ClientError.
-type ClientError = outbound.ClientError
+// request; see dispatcher.ClientError.
+type ClientError = dispatcher.ClientError
 
 // ErrNoSession is returned by the data store's methods (PutData, GetData,
 // DeleteData) for a request of the modern era (2026-07-28), which has no

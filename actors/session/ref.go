@@ -9,7 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/mcp-actors/mcp-actors/actors/outbound"
+	"github.com/mcp-actors/mcp-actors/actors/dispatcher"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -25,7 +25,7 @@ type Ref struct {
 	gone       context.Context // cancelled by the actor when the session ends
 	ended      atomic.Bool     // set with gone: Closed reads it without making gone's channel
 	end        context.CancelFunc
-	client     *outbound.Client
+	client     *dispatcher.Client
 	info       atomic.Pointer[Info] // set once by the actor at initialize
 	handedOver atomic.Bool          // closed with CloseSession.Handover
 	// completions is the server's URL elicitation registry
@@ -91,7 +91,7 @@ func Spawn(root *actor.RootContext, id string, cfg *Config, opts SpawnOptions) (
 	var cancel context.CancelFunc
 	r.gone, cancel = context.WithCancel(context.Background())
 	r.end = func() { r.ended.Store(true); cancel() }
-	r.client = outbound.NewClient(func(m outbound.Message) { r.post(m) }, r.gone, ErrSessionClosed)
+	r.client = dispatcher.NewClient(func(m dispatcher.Message) { r.post(m) }, r.gone, ErrSessionClosed)
 	var popts []actor.PropsOption
 	if cfg.Dispatcher != nil {
 		popts = append(popts, actor.WithDispatcher(cfg.Dispatcher))

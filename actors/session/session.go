@@ -10,7 +10,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mcp-actors/mcp-actors/actors/outbound"
+	"github.com/mcp-actors/mcp-actors/actors/dispatcher"
 	"github.com/mcp-actors/mcp-actors/internal/tracing"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -196,8 +196,8 @@ func (s *Session) ready(ctx context.Context) error {
 }
 
 // call sends a server-to-client request on this request's stream and waits
-// for the answer; see outbound.Client.Call.
-func (s *Session) call(ctx context.Context, method string, params any, opts ...outbound.CallOption) (jsontext.Value, error) {
+// for the answer; see dispatcher.Client.Call.
+func (s *Session) call(ctx context.Context, method string, params any, opts ...dispatcher.CallOption) (jsontext.Value, error) {
 	if s.mod != nil {
 		ctx, span := tracing.ChildOf(ctx, "mcp.client_call "+method, trace.SpanKindClient, tracing.AttrMethod.String(method))
 		res, err := s.mod.input(ctx, method, params)
@@ -207,7 +207,7 @@ func (s *Session) call(ctx context.Context, method string, params any, opts ...o
 	if s.ref.Closed() {
 		return nil, fmt.Errorf("calling %q: %w", method, ErrSessionClosed)
 	}
-	opts = append(opts, outbound.WithRoute(s.route()))
+	opts = append(opts, dispatcher.WithRoute(s.route()))
 	ctx, span := tracing.ChildOf(ctx, "mcp.client_call "+method, trace.SpanKindClient, tracing.AttrMethod.String(method))
 	res, err := s.ref.client.Call(ctx, method, params, opts...)
 	tracing.EndError(span, err)

@@ -95,7 +95,7 @@ func newFixture(t *testing.T) *fixture {
 		}))
 	require.NoError(t, f.srv.AddTool(&messages.Tool{Name: "roots"},
 		func(ctx context.Context, s *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-			// The session cancels ctx as it closes, and outbound.Client.Run
+			// The session cancels ctx as it closes, and dispatcher.Client.Run
 			// may then report ctx.Err() instead of the session's end (it does
 			// not prefer a call already finished over a ctx already done). A
 			// detached ctx leaves the session's end, or the client's answer,

@@ -1,4 +1,4 @@
-package outbound_test
+package dispatcher_test
 
 import (
 	"testing"

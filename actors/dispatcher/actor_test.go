@@ -1,4 +1,4 @@
-package outbound_test
+package dispatcher_test
 
 import (
 	"bytes"
@@ -15,13 +15,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcp-actors/mcp-actors/actors/outbound"
+	"github.com/mcp-actors/mcp-actors/actors/dispatcher"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
 // This file is the tests' stand-in for the session actor: one goroutine owns
-// a outbound.Table and reads a single mailbox that carries both what a
-// Client posts (outbound.Message) and the script's own commands (deliver a
+// a dispatcher.Table and reads a single mailbox that carries both what a
+// Client posts (dispatcher.Message) and the script's own commands (deliver a
 // response, a cancellation, a progress update; close; hold; release; read
 // the counters). Every Table call therefore happens on that goroutine, as in
 // production, and the race detector checks that the Client never reaches
@@ -38,7 +38,7 @@ const watchdog = time.Minute
 var errActorStopped = errors.New("test actor stopped")
 
 // Test-only commands, posted to the actor's mailbox next to the
-// outbound.Messages. Each carries a buffered reply channel, so the actor
+// dispatcher.Messages. Each carries a buffered reply channel, so the actor
 // never blocks on the script.
 type (
 	deliverResponse struct {
@@ -65,7 +65,7 @@ type (
 
 // tableState is what readState reports: the counters and the pending count.
 type tableState struct {
-	Stats   outbound.Stats
+	Stats   dispatcher.Stats
 	Pending int
 }
 
@@ -96,7 +96,7 @@ type testActor struct {
 	gone    context.Context // the Client's; cancelled by leave
 	leave   context.CancelFunc
 	stopped chan struct{}
-	client  *outbound.Client
+	client  *dispatcher.Client
 }
 
 // newTestActor starts an actor owning a new Table and returns it with a
@@ -111,8 +111,8 @@ func newTestActor(tb testing.TB, cfg actorConfig) *testActor {
 		stopped: make(chan struct{}),
 	}
 	a.gone, a.leave = context.WithCancel(context.Background())
-	a.client = outbound.NewClient(a.post, a.gone, cfg.DoneErr)
-	table := outbound.NewTable(a.send)
+	a.client = dispatcher.NewClient(a.post, a.gone, cfg.DoneErr)
+	table := dispatcher.NewTable(a.send)
 	go a.run(table)
 	tb.Cleanup(func() {
 		a.mailbox <- &stopActor{}
@@ -123,16 +123,16 @@ func newTestActor(tb testing.TB, cfg actorConfig) *testActor {
 
 // post is the Client's post function: an actor send, which never blocks
 // while the mailbox has room.
-func (a *testActor) post(m outbound.Message) { a.mailbox <- m }
+func (a *testActor) post(m dispatcher.Message) { a.mailbox <- m }
 
 // run is the actor's mailbox loop; the table lives only here.
-func (a *testActor) run(table *outbound.Table) {
+func (a *testActor) run(table *dispatcher.Table) {
 	defer close(a.stopped)
 	for m := range a.mailbox {
 		switch m := m.(type) {
-		case outbound.Message:
+		case dispatcher.Message:
 			table.Receive(m)
-			if b, ok := m.(*outbound.Begin); ok && a.cfg.Answer != nil {
+			if b, ok := m.(*dispatcher.Begin); ok && a.cfg.Answer != nil {
 				table.HandleResponse(&messages.Message{ID: b.Call.ID(), Result: a.cfg.Answer})
 			}
 		case *deliverResponse:
@@ -162,7 +162,7 @@ func (a *testActor) run(table *outbound.Table) {
 }
 
 // send is the table's Sender: it records the frame for the script.
-func (a *testActor) send(c *outbound.Call, frame []byte) {
+func (a *testActor) send(c *dispatcher.Call, frame []byte) {
 	if a.cfg.Discard {
 		return
 	}
@@ -297,7 +297,7 @@ type callResult struct {
 }
 
 // goCall runs Call on a new goroutine, as a tool handler would.
-func (a *testActor) goCall(ctx context.Context, method string, params any, opts ...outbound.CallOption) <-chan callResult {
+func (a *testActor) goCall(ctx context.Context, method string, params any, opts ...dispatcher.CallOption) <-chan callResult {
 	out := make(chan callResult, 1)
 	go func() {
 		gid := goroutineID()
@@ -308,7 +308,7 @@ func (a *testActor) goCall(ctx context.Context, method string, params any, opts 
 }
 
 // call starts a Call and returns its result channel and its request frame.
-func (a *testActor) call(ctx context.Context, method string, params any, opts ...outbound.CallOption) (<-chan callResult, sentFrame) {
+func (a *testActor) call(ctx context.Context, method string, params any, opts ...dispatcher.CallOption) (<-chan callResult, sentFrame) {
 	a.tb.Helper()
 	out := a.goCall(ctx, method, params, opts...)
 	return out, a.nextRequest(method)

@@ -1,4 +1,4 @@
-package outbound_test
+package dispatcher_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcp-actors/mcp-actors/actors/outbound"
+	"github.com/mcp-actors/mcp-actors/actors/dispatcher"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -28,7 +28,7 @@ func TestClose(t *testing.T) {
 		want    error
 	}{
 		{"with a reason", []error{errSessionEnded}, 3, errSessionEnded},
-		{"nil means ErrClosed", []error{nil}, 2, outbound.ErrClosed},
+		{"nil means ErrClosed", []error{nil}, 2, dispatcher.ErrClosed},
 		{"idempotent: the first reason stays", []error{errSessionEnded, errOther, nil}, 1, errSessionEnded},
 		{"no call waiting", []error{errSessionEnded}, 0, errSessionEnded},
 	}
@@ -50,14 +50,14 @@ func TestClose(t *testing.T) {
 				assert.Nil(t, r.Raw)
 			}
 			n := uint64(tt.pending)
-			assert.Equal(t, tableState{Stats: outbound.Stats{Sent: n, FailedOnClose: n}}, a.state())
+			assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: n, FailedOnClose: n}}, a.state())
 
 			// Later calls fail at once, without a frame or a new ID.
 			r := await(t, a.goCall(t.Context(), messages.MethodElicit, nil), "a call on a closed table")
 			require.ErrorIs(t, r.Err, tt.want)
 			assert.EqualError(t, r.Err, `calling "elicitation/create": `+tt.want.Error())
 			a.assertNoFrames()
-			assert.Equal(t, tableState{Stats: outbound.Stats{Sent: n, FailedOnClose: n}}, a.state())
+			assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: n, FailedOnClose: n}}, a.state())
 
 			// Answers to the failed calls are duplicates now.
 			if tt.pending > 0 {
@@ -109,7 +109,7 @@ func TestHoldRelease(t *testing.T) {
 			require.NoError(t, r.Err)
 			assert.JSONEq(t, `{"n":`+strconv.Itoa(i+1)+`}`, string(r.Raw))
 		}
-		assert.Equal(t, tableState{Stats: outbound.Stats{Sent: 3, Completed: 3}}, a.state())
+		assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: 3, Completed: 3}}, a.state())
 
 		// After release, calls go straight out.
 		out, f := a.call(t.Context(), messages.MethodPing, nil)
@@ -128,7 +128,7 @@ func TestHoldRelease(t *testing.T) {
 		cancel()
 		require.Equal(t, context.Canceled, await(t, outs[1], "the cancelled call").Err)
 		a.assertNoFrames() // no notifications/cancelled for a request never sent
-		assert.Equal(t, tableState{Stats: outbound.Stats{Cancelled: 1}, Pending: 2}, a.state())
+		assert.Equal(t, tableState{Stats: dispatcher.Stats{Cancelled: 1}, Pending: 2}, a.state())
 
 		a.release()
 		f1 := a.nextRequest(messages.MethodCreateMessage)
@@ -139,7 +139,7 @@ func TestHoldRelease(t *testing.T) {
 		require.True(t, a.respondResult(f3.Msg.ID, `{}`))
 		require.NoError(t, await(t, outs[0], "call 1").Err)
 		require.NoError(t, await(t, outs[2], "call 3").Err)
-		assert.Equal(t, tableState{Stats: outbound.Stats{Sent: 2, Completed: 2, Cancelled: 1}}, a.state())
+		assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: 2, Completed: 2, Cancelled: 1}}, a.state())
 	})
 
 	bubble(t, "the client cannot cancel or answer a call it was never sent", func(t *testing.T) {
@@ -157,7 +157,7 @@ func TestHoldRelease(t *testing.T) {
 		a.assertNoFrames()
 		a.close(nil) // ends all three
 		for i, out := range outs {
-			require.ErrorIs(t, await(t, out, fmt.Sprintf("call %d", i+1)).Err, outbound.ErrClosed)
+			require.ErrorIs(t, await(t, out, fmt.Sprintf("call %d", i+1)).Err, dispatcher.ErrClosed)
 		}
 	})
 
@@ -171,7 +171,7 @@ func TestHoldRelease(t *testing.T) {
 		}
 		a.release()
 		a.assertNoFrames()
-		assert.Equal(t, tableState{Stats: outbound.Stats{FailedOnClose: 3}}, a.state())
+		assert.Equal(t, tableState{Stats: dispatcher.Stats{FailedOnClose: 3}}, a.state())
 	})
 }
 
@@ -182,7 +182,7 @@ func TestClientDone(t *testing.T) {
 		want    error
 	}{
 		{"configured error", errSessionEnded, errSessionEnded},
-		{"nil means ErrClosed", nil, outbound.ErrClosed},
+		{"nil means ErrClosed", nil, dispatcher.ErrClosed},
 	}
 	for _, tt := range tests {
 		bubble(t, "waiting call fails: "+tt.name, func(t *testing.T) {
@@ -239,7 +239,7 @@ func TestClientDone(t *testing.T) {
 				require.True(t, a.cancelled(&messages.CancelledParams{RequestID: id, Reason: "no"}))
 			},
 			check: func(t *testing.T, r callResult) {
-				require.ErrorIs(t, r.Err, outbound.ErrRemoteCancelled)
+				require.ErrorIs(t, r.Err, dispatcher.ErrRemoteCancelled)
 				assert.NotErrorIs(t, r.Err, errSessionEnded)
 			},
 		},
@@ -257,7 +257,7 @@ func TestClientDone(t *testing.T) {
 			for range 20 {
 				a := newTestActor(t, actorConfig{DoneErr: errSessionEnded})
 				entered, gate := make(chan struct{}), make(chan struct{})
-				out, f := a.call(t.Context(), messages.MethodListRoots, nil, outbound.WithProgress(func(*messages.ProgressParams) {
+				out, f := a.call(t.Context(), messages.MethodListRoots, nil, dispatcher.WithProgress(func(*messages.ProgressParams) {
 					close(entered)
 					<-gate
 				}))

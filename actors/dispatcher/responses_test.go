@@ -1,4 +1,4 @@
-package outbound_test
+package dispatcher_test
 
 import (
 	"encoding/json/jsontext"
@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcp-actors/mcp-actors/actors/outbound"
+	"github.com/mcp-actors/mcp-actors/actors/dispatcher"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -34,16 +34,16 @@ func TestRemoteCancelled(t *testing.T) {
 			require.True(t, a.cancelled(&messages.CancelledParams{RequestID: f.Msg.ID, Reason: tt.reason}))
 
 			r := await(t, out, "the call to return")
-			require.ErrorIs(t, r.Err, outbound.ErrRemoteCancelled)
+			require.ErrorIs(t, r.Err, dispatcher.ErrRemoteCancelled)
 			assert.EqualError(t, r.Err, tt.wantMsg)
 			assert.Nil(t, r.Raw)
-			assert.Equal(t, tableState{Stats: outbound.Stats{Sent: 1, RemoteCancelled: 1}}, a.state())
+			assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: 1, RemoteCancelled: 1}}, a.state())
 
 			// Nothing goes back to the client, and a late answer is a duplicate.
 			a.assertNoFrames()
 			assert.False(t, a.respondResult(f.Msg.ID, `{}`))
 			assert.False(t, a.cancelled(&messages.CancelledParams{RequestID: f.Msg.ID}), "a second cancel names no pending call")
-			assert.Equal(t, tableState{Stats: outbound.Stats{Sent: 1, RemoteCancelled: 1, Duplicate: 1}}, a.state())
+			assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: 1, RemoteCancelled: 1, Duplicate: 1}}, a.state())
 		})
 	}
 
@@ -65,7 +65,7 @@ func TestRemoteCancelled(t *testing.T) {
 			pending, f2 := a.call(t.Context(), messages.MethodPing, nil)
 
 			assert.False(t, a.cancelled(&messages.CancelledParams{RequestID: tt.id, Reason: "x"}))
-			assert.Equal(t, tableState{Stats: outbound.Stats{Sent: 2, Completed: 1}, Pending: 1}, a.state(),
+			assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: 2, Completed: 1}, Pending: 1}, a.state(),
 				"nothing counted, call 2 still pending")
 
 			require.True(t, a.respondResult(f2.Msg.ID, `{"n":2}`))
@@ -108,7 +108,7 @@ func TestStrayAndDuplicateResponses(t *testing.T) {
 			assert.False(t, a.respond(tt.msg), "HandleResponse reports it ignored the response")
 			assert.False(t, a.respond(tt.msg), "and again")
 			assert.Equal(t, tableState{
-				Stats:   outbound.Stats{Sent: 2, Completed: 1, Stray: 2 * tt.stray, Duplicate: 2 * tt.duplicate},
+				Stats:   dispatcher.Stats{Sent: 2, Completed: 1, Stray: 2 * tt.stray, Duplicate: 2 * tt.duplicate},
 				Pending: 1,
 			}, a.state())
 			a.assertNoFrames()

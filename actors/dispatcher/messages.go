@@ -1,4 +1,4 @@
-package outbound
+package dispatcher
 
 // Message is the set of messages a Client posts to the actor that owns the
 // table. The actor passes them to Table.Receive.

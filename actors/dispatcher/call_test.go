@@ -1,4 +1,4 @@
-package outbound_test
+package dispatcher_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcp-actors/mcp-actors/actors/outbound"
+	"github.com/mcp-actors/mcp-actors/actors/dispatcher"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -76,7 +76,7 @@ func TestCallHappyPath(t *testing.T) {
 			r := await(t, out, "the call to return")
 			require.NoError(t, r.Err)
 			assert.Equal(t, tt.result, string(r.Raw), "the raw result, byte for byte")
-			assert.Equal(t, tableState{Stats: outbound.Stats{Sent: 1, Completed: 1}}, a.state())
+			assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: 1, Completed: 1}}, a.state())
 		})
 	}
 
@@ -103,7 +103,7 @@ func TestCallHappyPath(t *testing.T) {
 	bubble(t, "route reaches the sender", func(t *testing.T) {
 		a := newTestActor(t, actorConfig{})
 		route := messages.StringID("inbound-7")
-		out, f := a.call(t.Context(), messages.MethodListRoots, nil, outbound.WithRoute(route))
+		out, f := a.call(t.Context(), messages.MethodListRoots, nil, dispatcher.WithRoute(route))
 		assert.Equal(t, route, f.Route)
 		require.True(t, a.respondResult(f.Msg.ID, `{"roots":[]}`))
 		require.NoError(t, await(t, out, "the call to return").Err)
@@ -173,7 +173,7 @@ func TestConcurrentCalls(t *testing.T) {
 				assert.JSONEq(t, `{"caller":`+strconv.Itoa(i)+`}`, string(r.Raw), "caller %d got its own result", i)
 			}
 			n := uint64(tt.n)
-			assert.Equal(t, tableState{Stats: outbound.Stats{Sent: n, Completed: n}}, a.state())
+			assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: n, Completed: n}}, a.state())
 		})
 	}
 }
@@ -222,10 +222,10 @@ func TestCallErrorResponse(t *testing.T) {
 			assert.EqualError(t, r.Err, tt.wantMsg)
 			var wire *messages.Error
 			assert.False(t, errors.As(r.Err, &wire), "a client's refusal is not the handler's own JSON-RPC error")
-			var ce *outbound.ClientError
+			var ce *dispatcher.ClientError
 			require.ErrorAs(t, r.Err, &ce)
 			assert.Same(t, tt.wire, ce.Wire, "the client's error object, unchanged")
-			assert.Equal(t, tableState{Stats: outbound.Stats{Sent: 1, Completed: 1}}, a.state())
+			assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: 1, Completed: 1}}, a.state())
 		})
 	}
 }
@@ -272,7 +272,7 @@ func TestCallContextEndsWhilePending(t *testing.T) {
 			ctx, end := tt.start(t)
 			began := time.Now()
 			out, f := a.call(ctx, messages.MethodCreateMessage, nil)
-			assert.Equal(t, tableState{Stats: outbound.Stats{Sent: 1}, Pending: 1}, a.state())
+			assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: 1}, Pending: 1}, a.state())
 
 			end()
 			r := await(t, out, "the call to return")
@@ -285,11 +285,11 @@ func TestCallContextEndsWhilePending(t *testing.T) {
 			p := a.nextCancelled()
 			assert.Equal(t, f.Msg.ID, p.RequestID)
 			assert.Equal(t, tt.wantReason, p.Reason)
-			assert.Equal(t, tableState{Stats: outbound.Stats{Sent: 1, Cancelled: 1}}, a.state())
+			assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: 1, Cancelled: 1}}, a.state())
 
 			// The client answers anyway: the late response is a duplicate.
 			assert.False(t, a.respondResult(f.Msg.ID, `{}`))
-			assert.Equal(t, tableState{Stats: outbound.Stats{Sent: 1, Cancelled: 1, Duplicate: 1}}, a.state())
+			assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: 1, Cancelled: 1, Duplicate: 1}}, a.state())
 			a.assertNoFrames()
 		})
 	}
@@ -347,20 +347,20 @@ func TestCallContextDoneBeforeCall(t *testing.T) {
 // encoded, raw JSON is taken as it is once it is valid, and neither an
 // unencodable value nor broken raw JSON becomes a call.
 func TestNewCallParams(t *testing.T) {
-	c, err := outbound.NewCall("roots/list", nil)
+	c, err := dispatcher.NewCall("roots/list", nil)
 	require.NoError(t, err)
 	assert.Nil(t, c.Params)
 
-	c, err = outbound.NewCall("elicitation/create", &messages.ElicitParams{Message: "name?"})
+	c, err = dispatcher.NewCall("elicitation/create", &messages.ElicitParams{Message: "name?"})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"message":"name?"}`, string(c.Params))
 
-	c, err = outbound.NewCall("x/y", jsontext.Value(`{"a": [1, 2]}`))
+	c, err = dispatcher.NewCall("x/y", jsontext.Value(`{"a": [1, 2]}`))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"a":[1,2]}`, string(c.Params))
 
-	_, err = outbound.NewCall("x/y", jsontext.Value(`{"a":`))
+	_, err = dispatcher.NewCall("x/y", jsontext.Value(`{"a":`))
 	assert.Error(t, err, "broken raw JSON")
-	_, err = outbound.NewCall("x/y", make(chan int))
+	_, err = dispatcher.NewCall("x/y", make(chan int))
 	assert.Error(t, err, "a value JSON cannot hold")
 }

@@ -1,4 +1,4 @@
-// Package outbound is the outbound call table of one session: the
+// Package dispatcher is the outbound call table of one session: the
 // server-to-client requests (sampling, elicitation, roots) that are waiting
 // for the client's answer.
 //
@@ -16,4 +16,4 @@
 // IDs are monotonic integers. A response for an ID that is not pending is
 // ignored and counted: as a duplicate when the ID was issued before, as
 // stray otherwise.
-package outbound
+package dispatcher

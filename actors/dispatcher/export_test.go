@@ -1,4 +1,4 @@
-package outbound
+package dispatcher
 
 // ProgressBuffer exposes progressBuffer to the external tests.
 const ProgressBuffer = progressBuffer

@@ -1,4 +1,4 @@
-package outbound_test
+package dispatcher_test
 
 import (
 	"encoding/json/jsontext"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcp-actors/mcp-actors/actors/outbound"
+	"github.com/mcp-actors/mcp-actors/actors/dispatcher"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -53,7 +53,7 @@ func TestProgressToken(t *testing.T) {
 		bubble(t, tt.name, func(t *testing.T) {
 			a := newTestActor(t, actorConfig{})
 			out, f := a.call(t.Context(), messages.MethodElicit, tt.params,
-				outbound.WithProgress(func(*messages.ProgressParams) {}))
+				dispatcher.WithProgress(func(*messages.ProgressParams) {}))
 			assert.JSONEq(t, tt.wantParams, string(f.Msg.Params))
 
 			var p struct {
@@ -82,7 +82,7 @@ func TestProgress(t *testing.T) {
 	bubble(t, "callback runs on the caller's goroutine, in order", func(t *testing.T) {
 		a := newTestActor(t, actorConfig{})
 		var log progressLog
-		out, f := a.call(t.Context(), messages.MethodCreateMessage, nil, outbound.WithProgress(log.record))
+		out, f := a.call(t.Context(), messages.MethodCreateMessage, nil, dispatcher.WithProgress(log.record))
 		for i := 1; i <= 5; i++ {
 			require.True(t, a.progress(progressAt(f.Msg.ID, float64(i))))
 		}
@@ -94,7 +94,7 @@ func TestProgress(t *testing.T) {
 		for _, gid := range log.gids {
 			assert.Equal(t, r.GID, gid, "the callback ran on the caller's goroutine")
 		}
-		assert.Equal(t, tableState{Stats: outbound.Stats{Sent: 1, Completed: 1, ProgressReceived: 5}}, a.state())
+		assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: 1, Completed: 1, ProgressReceived: 5}}, a.state())
 	})
 
 	unknown := []struct {
@@ -112,16 +112,16 @@ func TestProgress(t *testing.T) {
 			a := newTestActor(t, actorConfig{})
 			var log progressLog
 			// Call 1 wants progress; call 2 does not; call 3 is answered.
-			withProgress, f1 := a.call(t.Context(), messages.MethodCreateMessage, nil, outbound.WithProgress(log.record))
+			withProgress, f1 := a.call(t.Context(), messages.MethodCreateMessage, nil, dispatcher.WithProgress(log.record))
 			plain, f2 := a.call(t.Context(), messages.MethodCreateMessage, nil)
-			answered, f3 := a.call(t.Context(), messages.MethodCreateMessage, nil, outbound.WithProgress(func(*messages.ProgressParams) {
+			answered, f3 := a.call(t.Context(), messages.MethodCreateMessage, nil, dispatcher.WithProgress(func(*messages.ProgressParams) {
 				t.Error("progress reached an answered call")
 			}))
 			require.True(t, a.respondResult(f3.Msg.ID, `{}`))
 			require.NoError(t, await(t, answered, "call 3").Err)
 
 			assert.False(t, a.progress(&messages.ProgressParams{ProgressToken: tt.token(f1.Msg.ID), Progress: 1}))
-			assert.Equal(t, tableState{Stats: outbound.Stats{Sent: 3, Completed: 1}, Pending: 2}, a.state(), "nothing counted")
+			assert.Equal(t, tableState{Stats: dispatcher.Stats{Sent: 3, Completed: 1}, Pending: 2}, a.state(), "nothing counted")
 
 			require.True(t, a.respondResult(f1.Msg.ID, `{}`))
 			require.True(t, a.respondResult(f2.Msg.ID, `{}`))
@@ -136,7 +136,7 @@ func TestProgress(t *testing.T) {
 		a := newTestActor(t, actorConfig{})
 		entered, gate := make(chan struct{}), make(chan struct{})
 		var got []float64
-		out, f := a.call(t.Context(), messages.MethodCreateMessage, nil, outbound.WithProgress(func(p *messages.ProgressParams) {
+		out, f := a.call(t.Context(), messages.MethodCreateMessage, nil, dispatcher.WithProgress(func(p *messages.ProgressParams) {
 			got = append(got, p.Progress)
 			if len(got) == 1 {
 				close(entered)
@@ -147,20 +147,20 @@ func TestProgress(t *testing.T) {
 		require.True(t, a.progress(progressAt(f.Msg.ID, 1)))
 		await(t, entered, "the callback to start")
 		// The caller has taken update 1: the buffer is empty again.
-		last := 1 + outbound.ProgressBuffer + extra
+		last := 1 + dispatcher.ProgressBuffer + extra
 		for i := 2; i <= last; i++ {
 			assert.True(t, a.progress(progressAt(f.Msg.ID, float64(i))), "a dropped update still names a caller")
 		}
 		assert.Equal(t, tableState{
-			Stats:   outbound.Stats{Sent: 1, ProgressReceived: 1 + outbound.ProgressBuffer, DroppedProgress: extra},
+			Stats:   dispatcher.Stats{Sent: 1, ProgressReceived: 1 + dispatcher.ProgressBuffer, DroppedProgress: extra},
 			Pending: 1,
 		}, a.state())
 
 		close(gate)
 		require.True(t, a.respondResult(f.Msg.ID, `{}`))
 		require.NoError(t, await(t, out, "the call to return").Err)
-		want := make([]float64, 0, 1+outbound.ProgressBuffer)
-		for i := 1; i <= 1+outbound.ProgressBuffer; i++ {
+		want := make([]float64, 0, 1+dispatcher.ProgressBuffer)
+		for i := 1; i <= 1+dispatcher.ProgressBuffer; i++ {
 			want = append(want, float64(i))
 		}
 		assert.Equal(t, want, got, "the queued updates, in order; the newest were dropped")
@@ -175,7 +175,7 @@ func TestProgress(t *testing.T) {
 			a := newTestActor(t, actorConfig{})
 			entered, gate := make(chan struct{}), make(chan struct{})
 			var got []float64
-			out, f := a.call(t.Context(), messages.MethodCreateMessage, nil, outbound.WithProgress(func(p *messages.ProgressParams) {
+			out, f := a.call(t.Context(), messages.MethodCreateMessage, nil, dispatcher.WithProgress(func(p *messages.ProgressParams) {
 				got = append(got, p.Progress)
 				if len(got) == 1 {
 					close(entered)
