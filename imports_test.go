@@ -15,7 +15,7 @@ import (
 // tests/ (cmd/mcp-actors, the tests themselves).
 var allowedImports = map[string][]string{
 	"messages":           {},
-	"actors/dispatcher":    {"messages"},
+	"actors/dispatcher":  {"messages"},
 	"actors/session":     {"actors/dispatcher", "internal/schema", "internal/sealed", "internal/tracing", "messages"},
 	"actors/router":      {"actors/session", "messages"},
 	"actors/transport":   {"actors/router", "internal/tracing", "messages"},
