@@ -21,6 +21,20 @@ import (
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
+// refusedInitialize posts an initialize through c and asserts the refusal:
+// 503 with a positive Retry-After, a body saying why, no session ID.
+func refusedInitialize(t *testing.T, c *httpClient, why string) {
+	t.Helper()
+	body, _ := c.request(messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{}))
+	r := c.post(body, nil)
+	require.Equal(t, http.StatusServiceUnavailable, r.status, "body: %s", r.body)
+	assert.Contains(t, string(r.body), why)
+	secs, err := strconv.Atoi(r.header.Get(headerRetry))
+	require.NoError(t, err, "Retry-After %q", r.header.Get(headerRetry))
+	assert.Positive(t, secs)
+	assert.Empty(t, r.header.Get(transport.HeaderSessionID))
+}
+
 // TestHTTPMemoryFull: with Options.MaxHeldMemory below the live heap,
 // initialize gets 503 with Retry-After and a message saying the node's
 // memory is full (not "too many sessions"), and leaves no session behind;
@@ -28,15 +42,7 @@ import (
 func TestHTTPMemoryFull(t *testing.T) {
 	full := newHTTPFixture(t, &httpSetup{Server: mcpactors.Options{MaxHeldMemory: 1}})
 	runtime.GC() // the live heap is the last GC's
-	c := full.client(t)
-	body, _ := c.request(messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{}))
-	r := c.post(body, nil)
-	require.Equal(t, http.StatusServiceUnavailable, r.status, "body: %s", r.body)
-	assert.Contains(t, string(r.body), "memory is near its limit")
-	secs, err := strconv.Atoi(r.header.Get(headerRetry))
-	require.NoError(t, err, "Retry-After %q", r.header.Get(headerRetry))
-	assert.Positive(t, secs)
-	assert.Empty(t, r.header.Get(transport.HeaderSessionID))
+	refusedInitialize(t, full.client(t), "memory is near its limit")
 	assert.Zero(t, full.srv.LiveSessions())
 
 	roomy := newHTTPFixture(t, &httpSetup{Server: mcpactors.Options{MaxHeldMemory: 1 << 40}})
@@ -53,14 +59,7 @@ func TestHTTPMaxSessions(t *testing.T) {
 	f.client(t).initialize(messages.LatestVersion, messages.ClientCapabilities{})
 
 	c := f.client(t)
-	body, _ := c.request(messages.MethodInitialize, initParams(messages.LatestVersion, messages.ClientCapabilities{}))
-	r := c.post(body, nil)
-	require.Equal(t, http.StatusServiceUnavailable, r.status, "body: %s", r.body)
-	assert.Contains(t, string(r.body), "too many sessions")
-	secs, err := strconv.Atoi(r.header.Get(headerRetry))
-	require.NoError(t, err, "Retry-After %q", r.header.Get(headerRetry))
-	assert.Positive(t, secs)
-	assert.Empty(t, r.header.Get(transport.HeaderSessionID))
+	refusedInitialize(t, c, "too many sessions")
 	assert.Equal(t, 2, f.srv.LiveSessions(), "the refused initialize left no session behind")
 
 	require.Equal(t, http.StatusNoContent, a.do(http.MethodDelete, nil, nil).status)
