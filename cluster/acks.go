@@ -116,15 +116,18 @@ func (r *Relay) accepted(stream messages.StreamID, rs *remoteStream) {
 func (r *Relay) checkAcks(now time.Time) {
 	r.remote.Range(func(k, v any) bool {
 		rs := v.(*remoteStream)
-		if rs.req == nil || now.Sub(rs.sent) < rs.ackBound || !r.remote.CompareAndDelete(k, v) {
+		if rs.req == nil || rs.redelivering || now.Sub(rs.sent) < rs.ackBound {
 			return true
 		}
-		r.goBackground(func() { r.unacknowledged(rs) })
+		if claimed, ok := r.claim(k.(messages.StreamID), rs); ok {
+			r.goBackground(func() { r.unacknowledged(claimed) })
+		}
 		return true
 	})
 }
 
-// unacknowledged handles a request its owner did not acknowledge in time.
+// unacknowledged handles a request its owner did not acknowledge in time;
+// rs is claimed (claim).
 // An owner whose lease has lapsed is replaced: the request is delivered
 // again after the takeover. An owner that answers a probe is there and
 // running: the request was lost between the nodes, or the owner hangs;
@@ -146,7 +149,9 @@ func (r *Relay) unacknowledged(rs *remoteStream) {
 		r.redeliver(rs, errNoOwner)
 		return
 	}
-	r.endRequest(rs.req.Stream, rs.session, rs.reqID, "the session's node ("+rs.owner+") did not take the request in time; send it again")
+	if r.release(rs) { // not heard of since: its answer did not come meanwhile
+		r.endRequest(rs.req.Stream, rs.session, rs.reqID, "the session's node ("+rs.owner+") did not take the request in time; send it again")
+	}
 }
 
 // probeTimeout bounds the wait for a node's answer to a probe: a node that

@@ -95,20 +95,35 @@ func (r *Relay) onAsyncReply(reply *nats.Msg) {
 		}
 		return
 	}
-	if rs.req == nil || !r.remote.CompareAndDelete(sid, v) {
-		return // accepted before: a late complaint about nothing
+	if rs.req == nil || rs.redelivering {
+		return // accepted before, or already being delivered again
+	}
+	claimed, ok := r.claim(sid, rs)
+	if !ok {
+		return // heard of meanwhile
 	}
 	r.node.log.Debug("a request sent without waiting was not delivered", "session", rs.session, "owner", rs.owner, "err", err)
 	// Off the subscription's goroutine: a takeover waits for a lease.
-	r.goBackground(func() { r.redeliver(rs, err) })
+	r.goBackground(func() { r.redeliver(claimed, err) })
 }
 
 // redeliver delivers again a request that its owner did not get (err
-// says why), or tells its stream why it cannot be.
+// says why), or tells its stream why it cannot be. rs is claimed (claim):
+// until the request goes again, what its owner sends for it still counts.
+// The owner may have taken it after all, late — its route was slow, or
+// held in a partition and let go at the heal — and answered it while
+// the redelivery waited for its lease to lapse: then the request ran, its
+// client has the answer, and it is not delivered again (it would run
+// twice). Only a request of which nothing was heard, whose client still
+// waits, goes again.
 func (r *Relay) redeliver(rs *remoteStream, err error) {
 	ctx, cancel := context.WithTimeout(r.ctx, 2*deliverTimeout+2*r.node.leaseTTL())
 	defer cancel()
 	next, err := r.reroute(ctx, rs.session, rs.owner, err)
+	if !r.release(rs) {
+		r.node.log.Debug("a request about to be delivered again was heard of meanwhile: not delivered again", "session", rs.session, "owner", rs.owner)
+		return
+	}
 	if err == nil && next != "" {
 		r.setOwner(rs.session, next)
 		err = r.Deliver(ctx, rs.session, rs.req)
@@ -132,4 +147,27 @@ type remoteStream struct {
 	sent    time.Time               // when the request was sent
 	// ackBound is how long the owner has to acknowledge it (acks.go).
 	ackBound time.Duration
+	// redelivering marks a request claimed for delivery again (claim):
+	// nothing but an event from its owner, or the end of its client,
+	// acts on it until the redelivery releases it.
+	redelivering bool
+}
+
+// claim marks rs, the request of stream sid, as being delivered again,
+// unless it changed meanwhile. The claim stays in place while the
+// redelivery waits (for a lease to lapse, a takeover), so that an answer
+// or acknowledgement its owner sends late still ends it or marks it
+// accepted (heard), which release sees.
+func (r *Relay) claim(sid messages.StreamID, rs *remoteStream) (*remoteStream, bool) {
+	next := *rs
+	next.redelivering = true
+	return &next, r.remote.CompareAndSwap(sid, rs, &next)
+}
+
+// release ends claim rs: true when nothing was heard of its request since
+// it was claimed and its client still waits on the stream here; then the
+// request may be delivered again, or its stream told why not.
+func (r *Relay) release(rs *remoteStream) bool {
+	sid := rs.req.Stream
+	return r.remote.CompareAndDelete(sid, rs) && r.streams.Holds(sid)
 }

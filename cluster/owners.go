@@ -93,13 +93,21 @@ func (r *Relay) ownerLost(owner string) {
 	n := 0
 	r.remote.Range(func(k, v any) bool {
 		sid, rs := k.(messages.StreamID), v.(*remoteStream)
-		if rs.owner != owner || !r.remote.CompareAndDelete(k, v) {
+		if rs.owner != owner || rs.redelivering {
 			return true
 		}
 		if rs.req != nil {
 			// Not accepted by the lost node: delivered after a takeover.
-			r.goBackground(func() { r.redeliver(rs, errNoOwner) })
-		} else if !rs.reqID.IsZero() {
+			if claimed, ok := r.claim(sid, rs); ok {
+				r.goBackground(func() { r.redeliver(claimed, errNoOwner) })
+				n++
+			}
+			return true
+		}
+		if !r.remote.CompareAndDelete(k, v) {
+			return true
+		}
+		if !rs.reqID.IsZero() {
 			r.endRequest(sid, rs.session, rs.reqID, fmt.Sprintf("the node running this request (%s) was lost before it answered; send the request again", owner))
 		} else {
 			r.streams.Deliver(messages.StreamEvent{Stream: sid, Session: rs.session, Signal: messages.SignalClosed})
