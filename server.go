@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
@@ -280,13 +279,20 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	if !s.stateKeys && !node.Standalone() {
 		// A retry may land on any node: each must open what the others
 		// sealed.
-		key := node.StateKey()
-		if key == nil {
+		current, previous := node.StateKeys()
+		if current == nil {
 			return ErrNoStateKey
 		}
-		if err := s.SetRequestStateKeys(key, nil); err != nil {
+		if err := s.SetRequestStateKeys(current, previous); err != nil {
 			return err
 		}
+		// Derived from the route secret: they follow its file.
+		sl := s.modernOpt.Sealer
+		node.OnRouteSecrets(func() {
+			if err := sl.Rotate(node.StateKeys()); err != nil {
+				s.log.Error("the request state keys could not follow the route secrets", "err", err)
+			}
+		})
 	}
 	local := router.NewLocal(router.NewStreams(node.ID()), s.opts.MaxSessions, s.spawn)
 	s.admit(local)
@@ -347,7 +353,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 			defer cancel()
 			var out []metrics.StoreSize
 			for _, st := range node.StoreSizes(ctx) {
-				out = append(out, metrics.StoreSize{Store: st.Store, Bytes: st.Bytes, MaxBytes: st.MaxBytes})
+				out = append(out, metrics.StoreSize{Store: st.Store, Bytes: st.Bytes, MaxBytes: st.MaxBytes, ReplicaLag: st.ReplicaLag})
 			}
 			return out
 		})
@@ -363,6 +369,12 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 			}
 			return metrics.ClusterTopology{Peers: tp.Peers, Leads: leads, LeaseAge: tp.LeaseAge, Quorum: tp.Quorum, RouteRTT: tp.RouteRTT}
 		})
+		if !node.RouteCertificateExpiry().IsZero() {
+			s.opts.Metrics.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "mcp_cluster_tls_certificate_expiry_timestamp_seconds",
+				Help: "When the route certificate (--cluster-tls-cert) expires (Unix time); its files are read again when they change.",
+			}, func() float64 { return float64(node.RouteCertificateExpiry().Unix()) }))
+		}
 	}
 	rt.WatchCatalog(cluster.CatalogWatch{Tool: s.applyTool, Resource: s.bumpVersion})
 	return nil

@@ -169,6 +169,10 @@ type StoreSize struct {
 	Store    string
 	Bytes    uint64
 	MaxBytes int64 // -1: none
+	// ReplicaLag is how many operations the replica furthest behind its
+	// leader has yet to apply, as the leader sees it (0 with every
+	// replica current, or one replica).
+	ReplicaLag uint64
 }
 
 // StoreSizes returns the size of each store that exists, read from its
@@ -184,7 +188,13 @@ func (n *Node) StoreSizes(ctx context.Context) []StoreSize {
 			continue
 		}
 		info := st.CachedInfo()
-		out = append(out, StoreSize{Store: s.store, Bytes: info.State.Bytes, MaxBytes: info.Config.MaxBytes})
+		size := StoreSize{Store: s.store, Bytes: info.State.Bytes, MaxBytes: info.Config.MaxBytes}
+		if info.Cluster != nil {
+			for _, p := range info.Cluster.Replicas {
+				size.ReplicaLag = max(size.ReplicaLag, p.Lag)
+			}
+		}
+		out = append(out, size)
 	}
 	return out
 }

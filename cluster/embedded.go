@@ -33,6 +33,21 @@ func (n *Node) startServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	secrets := []string{n.opts.Secret}
+	if n.opts.SecretFile != "" && n.opts.ClusterListen != "" {
+		if n.secrets, err = newRouteSecrets(n.opts.SecretFile); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		}
+		secrets = n.secrets.all()
+		so.Cluster.Username, so.Cluster.Password = routeUser, n.secrets.present()
+		so.Routes = routeURLs(n.opts.Routes, n.secrets.present())
+		so.CustomRouterAuthentication = n.secrets
+	}
+	if n.opts.routeTLS() && n.opts.ClusterListen != "" {
+		if n.routeCert, err = routeCertificate(n.opts, so.Cluster.TLSConfig, n.log); err != nil {
+			return err
+		}
+	}
 	auth := so.CustomClientAuthentication.(*inProcessOnly)
 	ns, err := server.NewServer(so)
 	if err != nil {
@@ -42,7 +57,8 @@ func (n *Node) startServer(ctx context.Context) error {
 	// The server's debug lines (routes connecting, JetStream's elections)
 	// come only when the node's log shows debug lines.
 	debug := n.log.Enabled(context.Background(), slog.LevelDebug)
-	logger := newNATSLogger(n.log, n.opts.Secret, &n.settled)
+	logger := newNATSLogger(n.log, secrets, &n.settled)
+	n.natsLog = logger
 	ns.SetLoggerV2(logger, debug, false, false)
 	ns.Start()
 	// Seconds at most, unless the machine is starved of CPU (seen: more
@@ -65,7 +81,7 @@ func (n *Node) startServer(ctx context.Context) error {
 		}
 	}
 	logger.started.Store(true)
-	n.ns = ns
+	n.ns, n.so = ns, so
 	return nil
 }
 
@@ -204,26 +220,42 @@ func (a *inProcessOnly) Check(c server.ClientAuthentication) bool {
 // after, a route's failures (another node gone or going) are warnings,
 // never errors; the metadata layer's routine snapshots are debug.
 type natsLogger struct {
-	log     *slog.Logger
-	redact  *strings.Replacer // nil without a secret
-	fatal   chan error        // the first fatal error (a listener that cannot bind), for the start's wait
-	settled *atomic.Bool      // the node has been ready once
-	started *atomic.Bool      // the server started: a fatal error is no longer the start's to report
+	log      *slog.Logger
+	redactor *atomic.Pointer[strings.Replacer] // nil inside without a secret
+	fatal    chan error                        // the first fatal error (a listener that cannot bind), for the start's wait
+	settled  *atomic.Bool                      // the node has been ready once
+	started  *atomic.Bool                      // the server started: a fatal error is no longer the start's to report
 }
 
-func newNATSLogger(log *slog.Logger, secret string, settled *atomic.Bool) natsLogger {
-	l := natsLogger{log: log, fatal: make(chan error, 1), settled: settled, started: new(atomic.Bool)}
-	if secret != "" {
-		escaped := strings.TrimPrefix(url.UserPassword(routeUser, secret).String(), routeUser+":")
-		l.redact = strings.NewReplacer(secret, "[REDACTED]", escaped, "[REDACTED]")
-	}
+func newNATSLogger(log *slog.Logger, secrets []string, settled *atomic.Bool) natsLogger {
+	l := natsLogger{log: log, redactor: new(atomic.Pointer[strings.Replacer]), fatal: make(chan error, 1),
+		settled: settled, started: new(atomic.Bool)}
+	l.redact(secrets)
 	return l
+}
+
+// redact makes every later line hide secrets, as given and as escaped in
+// a route URL (a secret file read again names them anew).
+func (l natsLogger) redact(secrets []string) {
+	var pairs []string
+	for _, secret := range secrets {
+		if secret == "" {
+			continue
+		}
+		escaped := strings.TrimPrefix(url.UserPassword(routeUser, secret).String(), routeUser+":")
+		pairs = append(pairs, secret, "[REDACTED]", escaped, "[REDACTED]")
+	}
+	if len(pairs) == 0 {
+		l.redactor.Store(nil)
+		return
+	}
+	l.redactor.Store(strings.NewReplacer(pairs...))
 }
 
 func (l natsLogger) line(f string, v []any) string {
 	s := "nats: " + fmt.Sprintf(f, v...)
-	if l.redact != nil {
-		s = l.redact.Replace(s)
+	if r := l.redactor.Load(); r != nil {
+		s = r.Replace(s)
 	}
 	return s
 }

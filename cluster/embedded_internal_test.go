@@ -48,12 +48,18 @@ func TestNATSLoggerRedacts(t *testing.T) {
 	require.NoError(t, err)
 	u.User = url.UserPassword(routeUser, secret)
 	var out bytes.Buffer
-	l := newNATSLogger(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})), secret, new(atomic.Bool))
+	l := newNATSLogger(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})), []string{secret}, new(atomic.Bool))
 	l.Errorf("route %s", u)
 	l.Debugf("secret %s", secret)
 	assert.Contains(t, out.String(), "nats: route nats-route://mcp-actors:[REDACTED]@127.0.0.1:6222")
 	assert.Contains(t, out.String(), "nats: secret [REDACTED]")
 	assert.NotContains(t, out.String(), secret)
+
+	// A secret file read again names new secrets: hidden from then on.
+	l.redact([]string{"n3w", secret})
+	l.Debugf("now %s and %s", "n3w", secret)
+	assert.Contains(t, out.String(), "nats: now [REDACTED] and [REDACTED]")
+	assert.NotContains(t, out.String(), "n3w")
 }
 
 // TestNATSLoggerRouteDials: failing to dial a route is debug while the
@@ -62,7 +68,7 @@ func TestNATSLoggerRedacts(t *testing.T) {
 func TestNATSLoggerRouteDials(t *testing.T) {
 	var out bytes.Buffer
 	settled := new(atomic.Bool)
-	l := newNATSLogger(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})), "", settled)
+	l := newNATSLogger(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})), nil, settled)
 	const dial = "Error trying to connect to route (attempt %v): %v"
 	l.Errorf(dial, 1, "dial tcp 127.0.0.1:6222: connect: connection refused")
 	assert.Contains(t, out.String(), "level=DEBUG")
@@ -84,7 +90,7 @@ func TestNATSLoggerRouteDials(t *testing.T) {
 func TestNATSLoggerStartWaits(t *testing.T) {
 	var out bytes.Buffer
 	settled := new(atomic.Bool)
-	l := newNATSLogger(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})), "", settled)
+	l := newNATSLogger(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})), nil, settled)
 	l.Warnf("Waiting for routing to be established...")
 	l.Warnf("JetStream has not established contact with a meta leader")
 	l.Warnf("%s", "Metalayer blocking snapshot took 0.004s") // as NATS's rate-limited warnings come

@@ -326,8 +326,15 @@ func newCA(t *testing.T, name string) *testCA {
 }
 
 // issue writes to dir a certificate for 127.0.0.1 (server and client, as a
-// route is both) signed by ca, and its key; it returns their files.
+// route is both) signed by ca, valid for an hour, and its key; it returns
+// their files.
 func (ca *testCA) issue(t *testing.T, dir, name string) (certFile, keyFile string) {
+	t.Helper()
+	return ca.issueFor(t, dir, name, time.Hour)
+}
+
+// issueFor is issue with a certificate valid for validity.
+func (ca *testCA) issueFor(t *testing.T, dir, name string, validity time.Duration) (certFile, keyFile string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -337,7 +344,7 @@ func (ca *testCA) issue(t *testing.T, dir, name string) (certFile, keyFile strin
 		SerialNumber: serial,
 		Subject:      pkix.Name{CommonName: name},
 		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
+		NotAfter:     time.Now().Add(validity),
 		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},

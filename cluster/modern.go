@@ -259,18 +259,35 @@ func (r *Relay) ForwardModern(ctx context.Context, node string, req *messages.Mo
 	return nil
 }
 
-// StateKey returns a key for sealing the modern era's requestState that
-// every node sharing this node's route secret derives alike (HKDF-SHA256
-// of the secret), or nil without a secret (routes authenticated by TLS
+// StateKeys returns the keys for sealing the modern era's requestState
+// that every node sharing this node's route secret derives alike
+// (HKDF-SHA256 of the secret): current from the secret this node
+// presents, previous (or nil) from the next one it accepts — during a
+// rotation of the secret file (routesecret.go) what one secret sealed
+// still opens. Both nil without a secret (routes authenticated by TLS
 // alone, or a cluster on external NATS): then the nodes need a key given
-// to each (mcp-actors serve --state-key-file).
-func (n *Node) StateKey() []byte {
-	if n.opts.Secret == "" {
-		return nil
+// to each (mcp-actors serve --state-key-file). OnRouteSecrets tells when
+// they change.
+func (n *Node) StateKeys() (current, previous []byte) {
+	secrets := []string{n.opts.Secret}
+	if n.secrets != nil {
+		secrets = n.secrets.all()
 	}
-	k, err := hkdf.Key(sha256.New, []byte(n.opts.Secret), []byte("mcp-actors"), "request state key v1", 32)
+	if secrets[0] == "" {
+		return nil, nil
+	}
+	current = stateKey(secrets[0])
+	if len(secrets) > 1 {
+		previous = stateKey(secrets[1])
+	}
+	return current, previous
+}
+
+// stateKey derives a request state key from a route secret.
+func stateKey(secret string) []byte {
+	k, err := hkdf.Key(sha256.New, []byte(secret), []byte("mcp-actors"), "request state key v1", 32)
 	if err != nil {
-		return nil
+		panic(err) // only for a length SHA-256 cannot give
 	}
 	return k
 }

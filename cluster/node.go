@@ -15,6 +15,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/time/rate"
+
+	"github.com/mcp-actors/mcp-actors/internal/certfile"
 )
 
 // Node is this process's membership of a cluster: its NATS connection (to
@@ -28,15 +30,22 @@ import (
 type Node struct {
 	opts Options
 	log  *slog.Logger
-	ns   *server.Server // nil with URLs
-	nc   *nats.Conn
-	js   jetstream.JetStream
-	subj subjects
+	ns   *server.Server  // nil with URLs
+	so   *server.Options // ns's options (a reload replaces them: routesecret.go)
+	// natsLog is ns's logger; secrets, with Options.SecretFile, the
+	// route secrets read from it (routesecret.go); routeCert, with route
+	// TLS, the route certificate, read again when its files change.
+	natsLog   natsLogger
+	secrets   *routeSecrets
+	routeCert *certfile.Reloader
+	nc        *nats.Conn
+	js        jetstream.JetStream
+	subj      subjects
 
 	stop    chan struct{}   // closed when the node stops (Close or Kill)
 	ctx     context.Context // ends when the node stops: its own requests
 	cancel  context.CancelFunc
-	stopped sync.WaitGroup // maintain and the event writer: Close and Kill wait for them
+	stopped sync.WaitGroup // maintain, the event writer and the secret watcher: Close and Kill wait for them
 	closing sync.Once      // Close or Kill, whichever comes first
 	up      chan struct{}  // closed once the buckets exist
 
@@ -124,6 +133,10 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	n.stopped.Add(2)
 	go n.maintain()
 	go n.evw.run()
+	if n.secrets != nil {
+		n.stopped.Add(1)
+		go n.watchSecrets()
+	}
 	return n, nil
 }
 

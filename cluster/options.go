@@ -49,6 +49,12 @@ type Options struct {
 	// with a secret, mutual TLS, or both: one with neither is refused.
 	// The secret never appears in the node's log.
 	Secret string
+	// SecretFile, instead of Secret, is a file of route secrets, one per
+	// line: the first is the one this node presents, every line one it
+	// accepts. It is read at start and again when it changes (looked at
+	// every second), so that the secret is rotated without a restart
+	// (routesecret.go).
+	SecretFile string
 	// ClusterTLSCert and ClusterTLSKey are PEM files of this node's route
 	// certificate and its key; ClusterCA is the PEM file of the CAs that
 	// sign every node's route certificate. With the three, routes use
@@ -317,7 +323,11 @@ func (o Options) checkRouteSecurity() error {
 		return fmt.Errorf("%w: mutual TLS on routes needs a certificate, its key and the CAs of every node's certificate (--cluster-tls-cert, --cluster-tls-key and --cluster-ca)", ErrInvalidOptions)
 	case o.ClusterListen == "" && tlsFiles != 0:
 		return fmt.Errorf("%w: route TLS configures the embedded server's routes: it needs --cluster-listen", ErrInvalidOptions)
-	case o.ClusterListen != "" && o.Secret == "" && tlsFiles == 0:
+	case o.Secret != "" && o.SecretFile != "":
+		return fmt.Errorf("%w: a route secret and a route secret file: choose one", ErrInvalidOptions)
+	case o.SecretFile != "" && o.ClusterListen == "":
+		return fmt.Errorf("%w: a route secret file configures the embedded server's routes: it needs --cluster-listen", ErrInvalidOptions)
+	case o.ClusterListen != "" && o.Secret == "" && o.SecretFile == "" && tlsFiles == 0:
 		return fmt.Errorf("%w: routes must authenticate: give --cluster-listen a secret (--cluster-secret-file, or --cluster-secret), mutual TLS (--cluster-tls-cert, --cluster-tls-key and --cluster-ca), or both", ErrInvalidOptions)
 	}
 	return nil

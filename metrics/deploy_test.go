@@ -39,6 +39,8 @@ func exposed(t *testing.T) map[string]bool {
 	// The root package registers this one when it serves TLS
 	// (TestServeTLSReload reads it from a node).
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcp_tls_certificate_expiry_timestamp_seconds"}, func() float64 { return 1 }))
+	// And this one with route TLS (TestRouteCertificateReload reads what it serves).
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcp_cluster_tls_certificate_expiry_timestamp_seconds"}, func() float64 { return 1 }))
 	metrics.RegisterClusterStores(reg, func() []metrics.StoreSize {
 		return []metrics.StoreSize{{Store: "sessions", Bytes: 1, MaxBytes: 2}}
 	})

@@ -26,7 +26,7 @@ type clusterFlags struct {
 	ClusterAdv    string        `name:"cluster-advertise" env:"MCP_ACTORS_CLUSTER_ADVERTISE" help:"Route address (HOST:PORT) other nodes dial to reach this one, when it differs from --cluster-listen (NAT, a proxy)."`
 	Routes        []string      `name:"routes" env:"MCP_ACTORS_ROUTES" help:"Route URLs of the cluster's nodes (nats-route://HOST:PORT,...); may include this node's own."`
 	ClusterSecret string        `name:"cluster-secret" env:"MCP_ACTORS_CLUSTER_SECRET" help:"Secret every route must present: a node without it cannot join. Prefer --cluster-secret-file or the environment: a flag shows in the process listing."`
-	SecretFile    string        `name:"cluster-secret-file" env:"MCP_ACTORS_CLUSTER_SECRET_FILE" type:"existingfile" placeholder:"FILE" help:"File holding the route secret (a trailing newline is ignored); instead of --cluster-secret."`
+	SecretFile    string        `name:"cluster-secret-file" env:"MCP_ACTORS_CLUSTER_SECRET_FILE" type:"existingfile" placeholder:"FILE" help:"File of route secrets, one per line, instead of --cluster-secret: the first is presented, every line accepted. Read again when it changes: rotate the secret without a restart (docs/operations.md)."`
 	ClusterTLS    string        `name:"cluster-tls-cert" env:"MCP_ACTORS_CLUSTER_TLS_CERT" type:"existingfile" placeholder:"FILE" help:"This node's route certificate (PEM): routes use mutual TLS; needs --cluster-tls-key and --cluster-ca."`
 	ClusterTLSKey string        `name:"cluster-tls-key" env:"MCP_ACTORS_CLUSTER_TLS_KEY" type:"existingfile" placeholder:"FILE" help:"The private key (PEM) of --cluster-tls-cert."`
 	ClusterCA     string        `name:"cluster-ca" env:"MCP_ACTORS_CLUSTER_CA" type:"existingfile" placeholder:"FILE" help:"PEM file of the CAs that sign every node's route certificate: each node verifies the others'."`
@@ -122,7 +122,8 @@ func (f *clusterFlags) start(ctx context.Context, log *slog.Logger, listen net.A
 		ClusterListen:    f.ClusterListen,
 		ClusterAdvertise: f.ClusterAdv,
 		Routes:           splitList(f.Routes),
-		Secret:           f.secret,
+		Secret:           f.ClusterSecret,
+		SecretFile:       f.secretFile(),
 		ClusterTLSCert:   f.ClusterTLS,
 		ClusterTLSKey:    f.ClusterTLSKey,
 		ClusterCA:        f.ClusterCA,
@@ -187,7 +188,7 @@ func (f *clusterFlags) validateRoutes() error {
 		if err != nil {
 			return fmt.Errorf("--cluster-secret-file: %w", err)
 		}
-		f.secret = strings.TrimRight(string(b), "\r\n")
+		f.secret = strings.TrimSpace(string(b))
 		if f.secret == "" {
 			return fmt.Errorf("--cluster-secret-file %s is empty", f.SecretFile)
 		}
@@ -202,6 +203,16 @@ func (f *clusterFlags) validateRoutes() error {
 		return fmt.Errorf("--cluster-listen needs route authentication: a secret (--cluster-secret-file, $MCP_ACTORS_CLUSTER_SECRET or --cluster-secret), mutual TLS (--cluster-tls-cert, --cluster-tls-key and --cluster-ca), or both")
 	}
 	return nil
+}
+
+// secretFile is --cluster-secret-file when the embedded server has a
+// route port to guard with it; "" otherwise (a node alone, or on
+// --nats-url, has no routes).
+func (f *clusterFlags) secretFile() string {
+	if f.ClusterListen == "" {
+		return ""
+	}
+	return f.SecretFile
 }
 
 // parseSync parses --jetstream-sync: "always" or a positive duration.

@@ -121,8 +121,10 @@ func healthy(n string) string {
 			// A certificate renewed 30 days ahead of its 90: 60 days left, then
 			// (renewed) 89.
 			"mcp_tls_certificate_expiry_timestamp_seconds{" + l + "} 5184000x" + n,
+			"mcp_cluster_tls_certificate_expiry_timestamp_seconds{" + l + "} 5184000x" + n,
 			"mcp_cluster_store_bytes{" + l + `,store="sessions"} 1000000x` + n,
 			"mcp_cluster_store_max_bytes{" + l + `,store="sessions"} 1073741824x` + n,
+			"mcp_cluster_store_replica_lag{" + l + `,store="sessions"} 0x` + n,
 			// The event log drops its oldest events at its bound: full is normal.
 			"mcp_cluster_store_bytes{" + l + `,store="events"} 268435000x` + n,
 			"mcp_cluster_store_max_bytes{" + l + `,store="events"} 268435456x` + n,
@@ -187,8 +189,12 @@ func TestAlertsFire(t *testing.T) {
 			"  mcp_build_info{" + n1 + `,version="v0.3.0",goversion="go1.27.3"} 1x` + hour + "\n", time.Hour, false},
 		{"the session directory 90% full", "McpActorsStoreNearFull", []string{"mcp_cluster_store_bytes{" + n1 + `,store="sessions"}`},
 			"  mcp_cluster_store_bytes{" + n1 + `,store="sessions"} 966367641x40` + "\n", 15 * time.Minute, true},
+		{"a replica behind for ten minutes", "McpActorsReplicaLagging", []string{`mcp_cluster_store_replica_lag{` + n1 + `,store="sessions"}`},
+			"  mcp_cluster_store_replica_lag{" + n1 + `,store="sessions"} 0x10 5000x30` + "\n", 20 * time.Minute, false},
 		{"a certificate expiring in five days", "McpActorsCertificateExpiring", []string{"mcp_tls_certificate_expiry_timestamp_seconds{" + n1},
 			"  mcp_tls_certificate_expiry_timestamp_seconds{" + n1 + "} 432000x" + hour + "\n", 61 * time.Minute, true},
+		{"a route certificate expiring in five days", "McpActorsCertificateExpiring", []string{"mcp_cluster_tls_certificate_expiry_timestamp_seconds{" + n1},
+			"  mcp_cluster_tls_certificate_expiry_timestamp_seconds{" + n1 + "} 432000x" + hour + "\n", 61 * time.Minute, true},
 		{"sessions at 95% of the limit", "McpActorsSessionsNearLimit", []string{"mcp_sessions_live{" + n1},
 			"  mcp_sessions_live{" + n1 + "} 25100x40\n", 15 * time.Minute, true},
 		{"memory at 78% of the limit", "McpActorsMemoryNearLimit", []string{"mcp_memory_held_bytes{" + n1},
@@ -258,6 +264,11 @@ func TestRoutineEventsPageNobody(t *testing.T) {
 			"  mcp_cluster_peers{" + n0 + "} -1x" + hour + "\n" + "  mcp_cluster_peers{" + n1 + "} -1x" + hour + "\n" +
 				"  mcp_cluster_peers{" + n2 + "} -1x" + hour + "\n",
 			time.Hour, nil},
+		{"a node restarted: its replicas catch up in a minute and a half", []string{"mcp_cluster_store_replica_lag"},
+			"  mcp_cluster_store_replica_lag{" + n0 + `,store="sessions"} 0x10 80000 40000 9000 0x27` + "\n" +
+				"  mcp_cluster_store_replica_lag{" + n1 + `,store="sessions"} 0x10 80000 40000 9000 0x27` + "\n" +
+				"  mcp_cluster_store_replica_lag{" + n2 + `,store="sessions"} 0x40` + "\n",
+			6*time.Minute + 30*time.Second, nil}, // its last moment behind
 		{"no memory limit", []string{"mcp_memory_limit_bytes"},
 			"  mcp_memory_limit_bytes{" + n0 + "} 0x40\n" + "  mcp_memory_limit_bytes{" + n1 + "} 0x40\n" +
 				"  mcp_memory_limit_bytes{" + n2 + "} 0x40\n",

@@ -20,6 +20,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // KeySize is the length of a key: AES-256.
@@ -37,8 +38,13 @@ const (
 var ErrInvalid = errors.New("sealed: invalid")
 
 // Sealer seals with one key and opens with it or a previous one. It is
-// safe for concurrent use.
+// safe for concurrent use, Rotate included.
 type Sealer struct {
+	keys atomic.Pointer[keyring]
+}
+
+// keyring is a Sealer's keys: the one it seals with, and the one before.
+type keyring struct {
 	current key
 	prev    *key
 }
@@ -51,19 +57,31 @@ type key struct {
 // New returns a Sealer that seals with current and also opens what
 // previous sealed (previous may be nil). Keys are KeySize bytes.
 func New(current, previous []byte) (*Sealer, error) {
+	s := &Sealer{}
+	if err := s.Rotate(current, previous); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Rotate makes the Sealer seal with current from now on and open what
+// current or previous (which may be nil) sealed; on an error it keeps its
+// keys.
+func (s *Sealer) Rotate(current, previous []byte) error {
 	c, err := newKey(current)
 	if err != nil {
-		return nil, fmt.Errorf("the state key: %w", err)
+		return fmt.Errorf("the state key: %w", err)
 	}
-	s := &Sealer{current: c}
+	ring := &keyring{current: c}
 	if previous != nil {
 		p, err := newKey(previous)
 		if err != nil {
-			return nil, fmt.Errorf("the previous state key: %w", err)
+			return fmt.Errorf("the previous state key: %w", err)
 		}
-		s.prev = &p
+		ring.prev = &p
 	}
-	return s, nil
+	s.keys.Store(ring)
+	return nil
 }
 
 // Ephemeral returns a Sealer with a random key of its own: what it seals
@@ -94,11 +112,11 @@ func newKey(b []byte) (key, error) {
 }
 
 // KeyID returns the current key's ID (hex), for logs and docs.
-func (s *Sealer) KeyID() string { return fmt.Sprintf("%x", s.current.id) }
+func (s *Sealer) KeyID() string { return fmt.Sprintf("%x", s.keys.Load().current.id) }
 
 // Seal encrypts plain.
 func (s *Sealer) Seal(plain []byte) string {
-	k := &s.current
+	k := &s.keys.Load().current
 	buf := make([]byte, headerLen+nonceLen, headerLen+nonceLen+len(plain)+k.aead.Overhead())
 	buf[0] = version
 	copy(buf[1:headerLen], k.id[:])
@@ -114,12 +132,13 @@ func (s *Sealer) Open(sealed string) ([]byte, error) {
 	if err != nil || len(buf) < headerLen+nonceLen || buf[0] != version {
 		return nil, ErrInvalid
 	}
+	ring := s.keys.Load()
 	var k *key
 	switch {
-	case [4]byte(buf[1:headerLen]) == s.current.id:
-		k = &s.current
-	case s.prev != nil && [4]byte(buf[1:headerLen]) == s.prev.id:
-		k = s.prev
+	case [4]byte(buf[1:headerLen]) == ring.current.id:
+		k = &ring.current
+	case ring.prev != nil && [4]byte(buf[1:headerLen]) == ring.prev.id:
+		k = ring.prev
 	default:
 		return nil, ErrInvalid
 	}

@@ -61,6 +61,25 @@ func TestRotation(t *testing.T) {
 	assert.NotEqual(t, old.KeyID(), rotated.KeyID())
 }
 
+// TestRotateInPlace: a Sealer rotated while in use seals with the new key
+// and still opens what the old one sealed; a bad key changes nothing.
+func TestRotateInPlace(t *testing.T) {
+	s, _ := New(keyOf(1), nil)
+	before := s.Seal([]byte("x"))
+	require.NoError(t, s.Rotate(keyOf(2), keyOf(1)))
+	got, err := s.Open(before)
+	require.NoError(t, err, "the previous key still opens")
+	assert.Equal(t, "x", string(got))
+	after := s.Seal([]byte("y"))
+	other, _ := New(keyOf(2), nil)
+	got, err = other.Open(after)
+	require.NoError(t, err, "sealed with the new key")
+	assert.Equal(t, "y", string(got))
+	assert.Error(t, s.Rotate([]byte("short"), nil))
+	_, err = s.Open(after)
+	assert.NoError(t, err, "a key that does not load changes nothing")
+}
+
 func TestKeySize(t *testing.T) {
 	_, err := New([]byte("short"), nil)
 	assert.Error(t, err)

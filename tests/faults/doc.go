@@ -53,6 +53,7 @@
 //	TestDropStreamEvent      a stream event dropped n1→n2: a progress notification (answered), the final frame (must end)
 //	TestDropOwnerToEdge      everything n1 sends n2's streams dropped once a long call is acknowledged: it ends in 6–8 s
 //	TestLateAnswerIsNotDeliveredAgain  n2 paused while n1 routes it an increment, resumed once n1 waits for its lapse, then stopped: run once
+//	TestReplicaLagReported   n3 SIGSTOPped while clients write: the sessions store's replica lag rises on n1's /metrics, then falls to 0
 //	TestSlowRoutes           n1's routes slowed by a tenth of its margin, then by about its margin, then held (TCP open)
 //	TestLeasesLostWhileOwnerRuns  four nodes, three replicas: the owner cut off while the three others restart, the leases with them
 //	TestFloodUnknownSessions 10,000 made-up IDs of n1 sent to n2: each 404; n1's real sessions' p50/p99 against a control flood
