@@ -144,11 +144,7 @@ func TestRoutesMutualTLS(t *testing.T) {
 	ca := newCA(t, "cluster CA")
 	caFile := filepath.Join(dir, "ca.pem")
 	require.NoError(t, os.WriteFile(caFile, ca.pem, 0o600))
-	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
-	var routes []string
-	for _, a := range addrs {
-		routes = append(routes, "nats-route://"+a)
-	}
+	addrs, routes := routeAddrs(t, 3)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	start := func(id, listen string, signer *testCA) (*cluster.Node, error) {
@@ -296,6 +292,17 @@ func freeAddr(t *testing.T) string {
 	a, err := loopback.Addr()
 	require.NoError(t, err)
 	return a
+}
+
+// routeAddrs returns n free route addresses and their route URLs, for a
+// cluster of n nodes started one by one.
+func routeAddrs(t *testing.T, n int) (addrs, routes []string) {
+	t.Helper()
+	for range n {
+		a := freeAddr(t)
+		addrs, routes = append(addrs, a), append(routes, "nats-route://"+a)
+	}
+	return addrs, routes
 }
 
 // testCA is a certificate authority made for a test.

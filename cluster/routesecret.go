@@ -79,16 +79,15 @@ type fileStamp struct {
 	size int64
 }
 
+// stampOf is the stamp of the file fi describes.
+func stampOf(fi os.FileInfo) fileStamp { return fileStamp{mod: fi.ModTime(), size: fi.Size()} }
+
 // readSecrets reads a secret file: its non-empty lines (a trailing \r
 // dropped), the first the one to present.
-func readSecrets(file string) ([]string, fileStamp, error) {
-	fi, err := os.Stat(file)
-	if err != nil {
-		return nil, fileStamp{}, err
-	}
+func readSecrets(file string) ([]string, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fileStamp{}, err
+		return nil, err
 	}
 	var lines []string
 	for line := range bytes.Lines(b) {
@@ -97,18 +96,22 @@ func readSecrets(file string) ([]string, fileStamp, error) {
 		}
 	}
 	if len(lines) == 0 {
-		return nil, fileStamp{}, fmt.Errorf("the route secret file %s has no secret", file)
+		return nil, fmt.Errorf("the route secret file %s has no secret", file)
 	}
-	return lines, fileStamp{mod: fi.ModTime(), size: fi.Size()}, nil
+	return lines, nil
 }
 
 // newRouteSecrets reads file and returns its secrets.
 func newRouteSecrets(file string) (*routeSecrets, error) {
-	lines, stamp, err := readSecrets(file)
+	fi, err := os.Stat(file)
 	if err != nil {
 		return nil, err
 	}
-	s := &routeSecrets{file: file, stamp: stamp}
+	lines, err := readSecrets(file)
+	if err != nil {
+		return nil, err
+	}
+	s := &routeSecrets{file: file, stamp: stampOf(fi)}
 	s.accept.Store(&lines)
 	return s, nil
 }
@@ -144,14 +147,15 @@ func (s *routeSecrets) changed() ([]string, error) {
 	if err != nil {
 		return nil, s.fail(fileStamp{}, err)
 	}
-	if st := (fileStamp{mod: fi.ModTime(), size: fi.Size()}); st == s.stamp || st == s.failed {
+	st := stampOf(fi)
+	if st == s.stamp || st == s.failed {
 		return nil, nil
 	}
-	lines, stamp, err := readSecrets(s.file)
+	lines, err := readSecrets(s.file)
 	if err != nil {
-		return nil, s.fail(fileStamp{mod: fi.ModTime(), size: fi.Size()}, err)
+		return nil, s.fail(st, err)
 	}
-	s.stamp, s.failed = stamp, fileStamp{}
+	s.stamp, s.failed = st, fileStamp{}
 	return lines, nil
 }
 

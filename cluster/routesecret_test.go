@@ -42,11 +42,7 @@ func TestRouteSecretRotation(t *testing.T) {
 	defer cancel()
 	const oldSecret, newSecret = "0ld/s3cret:a", "n3w/s3cret@b" // escaped in a route URL
 	dir := t.TempDir()
-	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
-	var routes []string
-	for _, a := range addrs {
-		routes = append(routes, "nats-route://"+a)
-	}
+	addrs, routes := routeAddrs(t, 3)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	files := make([]string, len(addrs))
@@ -206,11 +202,7 @@ func TestRouteCertificateReload(t *testing.T) {
 	ca := newCA(t, "cluster CA")
 	caFile := filepath.Join(dir, "ca.pem")
 	require.NoError(t, os.WriteFile(caFile, ca.pem, 0o600))
-	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
-	var routes []string
-	for _, a := range addrs {
-		routes = append(routes, "nats-route://"+a)
-	}
+	addrs, routes := routeAddrs(t, 3)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	start := func(i int) *cluster.Node {
 		id := fmt.Sprintf("n%d", i+1)
