@@ -224,6 +224,9 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		OnOpen:     func(r *session.Ref) { s.open.Store(r.ID(), r) },
 		OnClose: func(r *session.Ref) {
 			s.open.CompareAndDelete(r.ID(), r) // never a newer run of the session (restored here again)
+			if s.cluster != nil && r.HandedOver() {
+				s.cluster.HandedOver(r.ID()) // while it is still in the registry (cluster/handover.go)
+			}
 			s.local.SessionClosed(r)
 			if s.cluster != nil && !r.HandedOver() {
 				s.cluster.Forget(r.ID())
@@ -346,7 +349,8 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 				EventsLogged: st.EventsLogged, EventsRestored: st.EventsRestored, EventBatches: st.EventBatches, WriteFailures: st.WriteFailures,
 				Unacknowledged: st.Unacknowledged, LostAnswers: st.LostAnswers, NATSErrors: st.NATSErrors, Acting: st.Acting,
 				GoneStreams: st.GoneStreams, ForeignEvents: st.ForeignEvents, StaleEvents: st.StaleEvents,
-				ChunkedOut: st.ChunkedOut, ChunkedIn: st.ChunkedIn, PartialsDropped: st.PartialsDropped, EventsTooLarge: st.EventsTooLarge}
+				ChunkedOut: st.ChunkedOut, ChunkedIn: st.ChunkedIn, PartialsDropped: st.PartialsDropped, EventsTooLarge: st.EventsTooLarge,
+				HandoverHeld: st.HandoverHeld, HandoverReleased: st.HandoverReleased}
 		})
 		metrics.RegisterClusterStores(s.opts.Metrics, func() []metrics.StoreSize {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -467,7 +471,7 @@ func (s *Server) end(ctx context.Context, grace time.Duration) error {
 	s.local.Drain()
 	s.endListens()
 	if s.cluster != nil {
-		s.cluster.Drain()
+		s.cluster.Drain(grace)
 	}
 	s.closed.Store(true)
 	var refs []*session.Ref

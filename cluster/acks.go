@@ -145,7 +145,7 @@ func (r *Relay) unacknowledged(rs *remoteStream) {
 	ctx, cancel := context.WithTimeout(r.ctx, 2*storageOpTimeout)
 	alive, err := r.node.Alive(ctx, rs.owner)
 	cancel()
-	if (err == nil && !alive) || !r.answersProbe(rs.owner) {
+	if (err == nil && !alive) || !r.answersProbe(rs.owner, probeTimeout) {
 		r.redeliver(rs, errNoOwner)
 		return
 	}
@@ -158,11 +158,11 @@ func (r *Relay) unacknowledged(rs *remoteStream) {
 // is there answers in a round trip.
 const probeTimeout = time.Second
 
-// answersProbe reports whether node answers a probe within probeTimeout.
-func (r *Relay) answersProbe(node string) bool {
+// answersProbe reports whether node answers a probe within d.
+func (r *Relay) answersProbe(node string, d time.Duration) bool {
 	m := nats.NewMsg(r.node.subj.session(node))
 	m.Header.Set(headerOp, opProbe)
-	ctx, cancel := context.WithTimeout(r.ctx, probeTimeout)
+	ctx, cancel := context.WithTimeout(r.ctx, d)
 	defer cancel()
 	reply, err := r.node.nc.RequestMsgWithContext(ctx, m)
 	return err == nil && reply.Header.Get(headerStatus) == statusOK

@@ -89,6 +89,11 @@ func (r *Relay) onAsyncReply(reply *nats.Msg) {
 	}
 	rs := v.(*remoteStream)
 	err := replyErr(reply)
+	var held *heldError
+	if errors.As(err, &held) {
+		r.holdLonger(sid, rs, held.wait)
+		return
+	}
 	if err == nil {
 		if rs.req != nil {
 			r.accepted(sid, rs)

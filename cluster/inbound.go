@@ -128,6 +128,10 @@ func (r *Relay) deliverRouted(d delivery) {
 	case err == nil:
 		r.respond(msg, m, statusOK, "")
 		return
+	case errors.Is(err, errHandedOver):
+		return // answered: held, or released (handover.go)
+	case errors.Is(err, errLeaseLapsed) && !r.node.Started() && r.holdStarting(d):
+		return // looked into once the node has its lease
 	case errors.Is(err, errLeaseLapsed):
 		r.respond(msg, m, statusBad, err.Error())
 		return
@@ -145,6 +149,10 @@ func (r *Relay) deliverRouted(d delivery) {
 // deliverAfterLookup delivers m, for session id which this node does not
 // hold, after looking into where it is.
 func (r *Relay) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMessage) {
+	if !r.awaitFirstLease(r.ctx) {
+		r.respond(msg, m, statusBad, errLeaseLapsed.Error())
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.ctx, deliverTimeout)
 	defer cancel()
 	owner, err := r.locate(ctx, id, r.node.ID())
@@ -162,6 +170,7 @@ func (r *Relay) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMes
 		switch err := r.deliverHere(msg, id, m); {
 		case err == nil:
 			r.respond(msg, m, statusOK, "")
+		case errors.Is(err, errHandedOver):
 		case errors.Is(err, router.ErrSessionNotFound):
 			r.respond(msg, m, statusNotFound, "")
 		default:
@@ -172,7 +181,9 @@ func (r *Relay) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMes
 
 // deliverHere hands routed message m to session id, here, unless this
 // node may no longer act for its sessions (errLeaseLapsed): every routed
-// delivery passes this fence, as it arrives or after a lookup. A request's
+// delivery passes this fence, as it arrives or after a lookup. On a
+// draining node, a session handed over or closing answers it instead
+// (errHandedOver: handover.go). A request's
 // bookkeeping — it runs here for another node's stream (running.go), and
 // its acknowledgement is due (acks.go) — comes first: the session may
 // answer it before Deliver returns. It is undone when the request was not
@@ -182,6 +193,11 @@ func (r *Relay) deliverHere(msg *nats.Msg, id string, m messages.ActorMessage) e
 		return errLeaseLapsed
 	}
 	hr, isRequest := m.(*messages.HandleRequest)
+	r.handover.gate.RLock()
+	defer r.handover.gate.RUnlock()
+	if r.handing(msg, id, isRequest) {
+		return errHandedOver
+	}
 	accepts := isRequest && msg.Reply != ""
 	if accepts {
 		r.runs(hr.Stream)

@@ -292,6 +292,7 @@ func (n *Node) renew() {
 	n.ready, n.lastErr = true, nil
 	n.mu.Unlock()
 	n.settled.Store(true)
+	n.firstOnce.Do(func() { close(n.firstLease) })
 	n.observeIncarnation(ctx)
 }
 

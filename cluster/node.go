@@ -48,6 +48,10 @@ type Node struct {
 	stopped sync.WaitGroup // maintain, the event writer and the secret watcher: Close and Kill wait for them
 	closing sync.Once      // Close or Kill, whichever comes first
 	up      chan struct{}  // closed once the buckets exist
+	// firstLease is closed once the node has taken its lease the first
+	// time (settled).
+	firstLease chan struct{}
+	firstOnce  sync.Once
 
 	renewals, renewFailures atomic.Int64
 	asyncFailures           atomic.Int64 // writes not waited for that failed
@@ -92,7 +96,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{opts: o, log: o.Logger, subj: newSubjects(o.ClusterName), stop: make(chan struct{}), up: make(chan struct{}),
+	n := &Node{opts: o, log: o.Logger, subj: newSubjects(o.ClusterName), stop: make(chan struct{}), up: make(chan struct{}), firstLease: make(chan struct{}),
 		boot: randomID(8), started: time.Now(),
 		warnWrites: rate.Sometimes{Interval: time.Second}, warnNATS: rate.Sometimes{Interval: time.Second},
 		warnOwners: rate.Sometimes{Interval: time.Second}}

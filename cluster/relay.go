@@ -75,6 +75,7 @@ type Relay struct {
 	mu        sync.Mutex     // orders goBackground and WatchCatalog with Close; guards watchStop
 	closed    atomic.Bool    // set by Close, under mu
 	draining  atomic.Bool    // Drain: take nothing over
+	handover  handover       // Drain: the requests held and the sessions released (handover.go)
 	stopWatch chan struct{}  // stops watch (owners.go)
 	watchStop func()         // stops the catalog watch (WatchCatalog)
 	watchDone sync.WaitGroup // the two watches' goroutines
@@ -186,10 +187,6 @@ func (r *Relay) giveUp() {
 // nothing of one session: ErrFenced is a session's write refused because
 // another node took that session over.
 func (r *Relay) fenced() bool { return !r.node.Standalone() && !r.node.acting() }
-
-// Drain makes this node take no session over from now on (it is shutting
-// down and hands its own over).
-func (r *Relay) Drain() { r.draining.Store(true) }
 
 // SetTracer makes the relay start a span for each client request it
 // routes to another node, and for each it receives (internal/tracing);
@@ -309,6 +306,11 @@ const maxHops = 4
 // on its subject (it is gone), or not in time (it hangs, or is cut off).
 var errNoOwner = errors.New("cluster: the session's node does not answer")
 
+// errOwnerGone is errNoOwner when nothing listens on the node's subject
+// (NATS answered "no responders"): nothing got the message there. Not
+// when the node was too slow to answer: it may have.
+var errOwnerGone = fmt.Errorf("%w: nothing listens on its subject", errNoOwner)
+
 // movedError reports that the session is owned elsewhere now.
 type movedError struct{ owner string }
 
@@ -320,8 +322,11 @@ func (e *movedError) Error() string { return "cluster: the session moved to node
 func (r *Relay) request(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) {
 	reply, timedOut, err := r.hopRequest(ctx, deliverTimeout, msg)
 	if err != nil {
-		if errors.Is(err, nats.ErrNoResponders) || timedOut {
-			return nil, errNoOwner // gone, or no answer in time: its lease decides
+		if errors.Is(err, nats.ErrNoResponders) {
+			return nil, errOwnerGone // gone: its lease decides
+		}
+		if timedOut {
+			return nil, errNoOwner // no answer in time: its lease decides
 		}
 		return nil, fmt.Errorf("cluster: routing a message: %w", err)
 	}
@@ -357,7 +362,10 @@ func replyErr(reply *nats.Msg) error {
 		return &movedError{owner: reply.Header.Get(headerOwner)}
 	}
 	if reply.Header.Get("Status") == "503" {
-		return errNoOwner
+		return errOwnerGone
+	}
+	if err := handoverErr(reply); err != nil {
+		return err
 	}
 	return fmt.Errorf("cluster: the node refused the message: %s", reply.Data)
 }
@@ -371,14 +379,17 @@ func replyErr(reply *nats.Msg) error {
 // again (503).
 func (r *Relay) reroute(ctx context.Context, id, owner string, err error) (string, error) {
 	var moved *movedError
+	var released *releasedError
 	switch {
 	case err == nil:
 		return "", nil
 	case errors.As(err, &moved) && moved.owner != "":
 		r.setOwner(id, moved.owner)
 		return moved.owner, nil
+	case errors.As(err, &released):
+		return r.lookup(ctx, id, owner, lookupHint{released: released.epoch})
 	case errors.Is(err, errNoOwner):
-		next, rerr := r.locate(ctx, id, owner)
+		next, rerr := r.lookup(ctx, id, owner, lookupHint{gone: errors.Is(err, errOwnerGone)})
 		if rerr != nil && !errors.Is(rerr, router.ErrSessionNotFound) {
 			// Every message for every session of a lost node meets this
 			// while its lease holds: logged once a second at most.

@@ -16,6 +16,8 @@ type stats struct {
 	hops        atomic.Int64 // routed messages timed in hopNanos
 	restored    atomic.Int64 // events read back from it for sessions taken over
 	unacked     atomic.Int64 // requests sent from here that no acknowledgement reached in time
+	held        atomic.Int64 // routed requests held while their session closed for handover (handover.go)
+	released    atomic.Int64 // routed messages answered "released" (handover.go)
 	lostAnswers atomic.Int64 // requests accepted elsewhere whose answer was lost on its way here (running.go)
 
 	goneStreams atomic.Int64 // sessions told that a stream they sent to is not held here (streams.go)
@@ -54,6 +56,8 @@ type Stats struct {
 	ChunkedIn            int64 // messages received in chunks and put together
 	PartialsDropped      int64 // messages received in chunks and dropped before they were whole
 	EventsTooLarge       int64 // events left out of the event log for being larger than one JetStream message
+	HandoverHeld         int64 // routed requests held while their session closed for handover (handover.go)
+	HandoverReleased     int64 // routed messages answered that their session was released, for the sender to take it over
 }
 
 // Stats returns the router's counters.
@@ -68,6 +72,6 @@ func (r *Relay) Stats() Stats {
 		NATSErrors: r.node.natsErrors.Load(), Acting: r.node.Standalone() || r.node.acting(),
 		GoneStreams: r.stats.goneStreams.Load(), ForeignEvents: r.streams.ForeignEvents(), StaleEvents: r.streams.StaleEvents(),
 		ChunkedOut: r.chunks.sent.Load(), ChunkedIn: r.chunks.received.Load(), PartialsDropped: r.chunks.dropped.Load(),
-		EventsTooLarge: r.node.evw.tooLarge.Load(),
+		EventsTooLarge: r.node.evw.tooLarge.Load(), HandoverHeld: r.stats.held.Load(), HandoverReleased: r.stats.released.Load(),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -42,6 +43,25 @@ var ErrOwnerBusy = errors.New("cluster: the session's node holds its lease but d
 // A node that does not hold its own lease answers at once: it can neither
 // take a session over nor trust what it last knew.
 func (r *Relay) locate(ctx context.Context, id, suspect string) (string, error) {
+	return r.lookup(ctx, id, suspect, lookupHint{})
+}
+
+// lookupHint is what the sender of a message knows of why suspect did
+// not take it.
+type lookupHint struct {
+	// released: suspect said it released the session at this epoch
+	// (handover.go): while the directory still names suspect at that
+	// epoch, the session is taken over at once, with no wait for
+	// suspect's lease.
+	released uint64
+	// gone: nothing listened on suspect's subject, so nothing got the
+	// message there; should suspect answer again (a restart's new run)
+	// before its lease lapses, the message goes to it.
+	gone bool
+}
+
+// lookup is locate, with what the sender knows of suspect.
+func (r *Relay) lookup(ctx context.Context, id, suspect string, hint lookupHint) (string, error) {
 	if r.node.Standalone() {
 		return "", router.ErrSessionNotFound
 	}
@@ -60,10 +80,11 @@ func (r *Relay) locate(ctx context.Context, id, suspect string) (string, error) 
 	// wait for a lapse and the retries), so that one caller that gives up
 	// does not end it for the others; each caller waits as long as its own
 	// context lets it.
-	ch := r.lookups.DoChan(id+"\x00"+suspect, func() (any, error) {
+	key := id + "\x00" + suspect + "\x00" + strconv.FormatUint(hint.released, 10) + strconv.FormatBool(hint.gone)
+	ch := r.lookups.DoChan(key, func() (any, error) {
 		lctx, cancel := context.WithTimeout(r.ctx, 2*r.node.leaseTTL()+deliverTimeout)
 		defer cancel()
-		return r.locateOnce(lctx, id, suspect)
+		return r.locateOnce(lctx, id, suspect, hint)
 	})
 	select {
 	case res := <-ch:
@@ -76,7 +97,7 @@ func (r *Relay) locate(ctx context.Context, id, suspect string) (string, error) 
 	}
 }
 
-func (r *Relay) locateOnce(ctx context.Context, id, suspect string) (string, error) {
+func (r *Relay) locateOnce(ctx context.Context, id, suspect string, hint lookupHint) (string, error) {
 	if err := r.node.waitBuckets(ctx); err != nil {
 		return "", err
 	}
@@ -105,8 +126,16 @@ func (r *Relay) locateOnce(ctx context.Context, id, suspect string) (string, err
 			if r.node.cutOff() {
 				return "", fmt.Errorf("%w: this node has no route to the others", ErrOwnerBusy)
 			}
-			if err := r.awaitLapse(ctx, rec.Owner); err != nil {
-				return "", err
+			// Released by its owner at this epoch: the owner never runs
+			// it again, and the swap below is on this very record.
+			if hint.released == 0 || rec.Epoch != hint.released {
+				err := r.awaitLapse(ctx, rec.Owner, hint.gone)
+				if errors.Is(err, errOwnerBack) {
+					return rec.Owner, nil // route there again
+				}
+				if err != nil {
+					return "", err
+				}
 			}
 		}
 		// The run this start belongs to: if the node gives its sessions
@@ -199,12 +228,19 @@ func transient(err error) bool {
 	return errors.As(err, &apiErr) && apiErr.Code == 503 && !isStoreFull(err) // full stays full
 }
 
+// errOwnerBack is awaitLapse's word that the owner answers again: it
+// restarted (its new run holds the lease), or came back from a pause.
+var errOwnerBack = errors.New("cluster: the session's node answers again")
+
 // awaitLapse waits, up to a lease TTL and a half, for the lease of owner
 // — which does not answer on its subject, or not in time: it died, hangs,
 // is cut off, or shut down — to lapse surely (Node.lapsed), so that the
 // message that found it gone can be delivered after a takeover instead of
-// failing. ErrOwnerBusy if it does not.
-func (r *Relay) awaitLapse(ctx context.Context, owner string) error {
+// failing. ErrOwnerBusy if it does not; with probe (nothing got the
+// message there), errOwnerBack if, meanwhile, the owner answers on its
+// subject again (a restart's new run, which holds the lease again: the
+// message goes to it).
+func (r *Relay) awaitLapse(ctx context.Context, owner string, probe bool) error {
 	ttl := r.node.leaseTTL()
 	deadline := time.Now().Add(ttl + ttl/2)
 	for {
@@ -219,6 +255,10 @@ func (r *Relay) awaitLapse(ctx context.Context, owner string) error {
 			return ErrOwnerBusy
 		}
 		t := time.NewTimer(ttl / 8)
+		if probe && r.answersProbe(owner, min(probeTimeout, ttl/8)) {
+			t.Stop()
+			return errOwnerBack
+		}
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -31,6 +31,8 @@ type ClusterStats struct {
 	ChunkedIn            int64 // messages received from other nodes in chunks and put together
 	PartialsDropped      int64 // messages received in chunks and dropped before they were whole
 	EventsTooLarge       int64 // events left out of the event log for being larger than one JetStream message
+	HandoverHeld         int64 // routed requests held while their session closed for handover
+	HandoverReleased     int64 // routed messages answered that their session was released
 }
 
 // RegisterCluster registers the metrics of a cluster node with reg, read
@@ -46,6 +48,7 @@ type ClusterStats struct {
 //	mcp_cluster_event_batches_total        (÷ into events logged = events per write)
 //	mcp_cluster_write_failures_total
 //	mcp_cluster_unacknowledged_requests_total
+//	mcp_cluster_handover_messages_total{outcome="held|released"}
 //	mcp_cluster_lost_answers_total
 //	mcp_cluster_nats_errors_total
 //	mcp_cluster_acting                     (1 while the node's lease is surely alive, else 0)
@@ -89,6 +92,10 @@ func RegisterCluster(reg prometheus.Registerer, stats func() ClusterStats) {
 			func(s ClusterStats) float64 { return float64(s.WriteFailures) }),
 		counter("mcp_cluster_unacknowledged_requests_total", "Requests routed to another node that no acknowledgement reached in time: ended with an error, or delivered again after a takeover.", nil,
 			func(s ClusterStats) float64 { return float64(s.Unacknowledged) }),
+		counter("mcp_cluster_handover_messages_total", "Routed messages a node answered while it shut down: requests held while their session closed (held), and messages told that their session was released for the sender to take it over (released).", prometheus.Labels{"outcome": "held"},
+			func(s ClusterStats) float64 { return float64(s.HandoverHeld) }),
+		counter("mcp_cluster_handover_messages_total", "Routed messages a node answered while it shut down: requests held while their session closed (held), and messages told that their session was released for the sender to take it over (released).", prometheus.Labels{"outcome": "released"},
+			func(s ClusterStats) float64 { return float64(s.HandoverReleased) }),
 		counter("mcp_cluster_lost_answers_total", "Requests routed to another node, accepted there, whose answer was lost on its way back: ended with an error.", nil,
 			func(s ClusterStats) float64 { return float64(s.LostAnswers) }),
 		counter("mcp_cluster_nats_errors_total", "Asynchronous NATS errors: a subscription that fell behind (slow consumer) and dropped messages.", nil,

@@ -55,6 +55,12 @@ func startClusterOf(t *testing.T, n int, lease time.Duration, extra ...string) *
 	for i := 1; i <= n; i++ {
 		ids = append(ids, fmt.Sprintf("n%d", i))
 	}
+	return startNamedCluster(t, ids, lease, extra...)
+}
+
+// startNamedCluster is startClusterOf with the nodes named ids.
+func startNamedCluster(t *testing.T, ids []string, lease time.Duration, extra ...string) *cluster {
+	t.Helper()
 	listen := map[string]string{}
 	for i, port := range freePorts(t, len(ids)) {
 		listen[ids[i]] = fmt.Sprintf("127.0.0.1:%d", port)

@@ -134,6 +134,14 @@ func (s *routeProxies) add(t *testing.T, node, target string) {
 	go s.accept(p)
 }
 
+// retarget makes node's proxy pass new connections to target, the
+// node's new route address (it moved, behind the same name).
+func (s *routeProxies) retarget(node, target string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.proxies[node].target = target
+}
+
 // addr is the address of node's proxy: what it advertises, and what the
 // others dial.
 func (s *routeProxies) addr(node string) string {
@@ -149,7 +157,10 @@ func (s *routeProxies) accept(p *routeProxy) {
 		if err != nil {
 			return
 		}
-		out, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+		s.mu.Lock()
+		target := p.target
+		s.mu.Unlock()
+		out, err := net.DialTimeout("tcp", target, 5*time.Second)
 		if err != nil {
 			_ = in.Close()
 			continue
