@@ -2,6 +2,7 @@ package mcpactors_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -20,7 +21,8 @@ import (
 // closed; n1 then releases it, and n2 takes the session over at once and
 // runs the request. Both calls are answered with their results. Without
 // the hold, the closing session refuses the request ("the session is
-// closing").
+// closing"). A request n1's own client sends meanwhile gets 503: it did
+// not run, and the client's retry finds a node that serves.
 func TestHandoverHoldsARequestForAClosingSession(t *testing.T) {
 	steps := &stepper{}
 	c := startHTTPCluster(t, 3, "handover-hold", func(srv *mcpactors.Server) { steps.add(srv) }, nil)
@@ -32,6 +34,10 @@ func TestHandoverHoldsARequestForAClosingSession(t *testing.T) {
 	c.awaitDraining(0)
 	second := startCall(t, c.urls[1], sid, toolCall(2, "steps", `{"tag":"second"}`, ""))
 	waitFor(t, "n1 holds the request", func() bool { return c.stats(0).HandoverHeld == 1 })
+	ctx, cancel := context.WithTimeout(t.Context(), httpWait)
+	defer cancel()
+	own := send(t, ctx, c.urls[0], sid, toolCall(3, "steps", `{"tag":"own"}`, ""))
+	assert.Equal(t, http.StatusServiceUnavailable, own.StatusCode, "n1's own client is refused, unrun, while n1 hands the session over")
 
 	close(steps.of("first").finish)
 	assert.Equal(t, "first done", resultText(t, first), "the running call ends on n1")

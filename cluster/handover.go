@@ -261,6 +261,10 @@ func (r *Relay) awaitFirstLease(ctx context.Context) bool {
 	}
 }
 
+// errHandingOver refuses a request of this node's own client while it
+// drains (503: the client retries on another node).
+var errHandingOver = errors.New("cluster: this node is handing its sessions over to the others")
+
 // errHandedOver is deliverHere's word that a draining node answered the
 // message itself: held, or released.
 var errHandedOver = errors.New("cluster: answered by the handover")

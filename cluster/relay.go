@@ -415,6 +415,12 @@ func (r *Relay) Deliver(ctx context.Context, id string, m messages.ActorMessage)
 			if r.fenced() {
 				return fmt.Errorf("%w: %w", router.ErrUnavailable, errLeaseLapsed)
 			}
+			if _, isRequest := m.(*messages.HandleRequest); isRequest && r.draining.Load() {
+				// This node's own client, after its lame duck: the session
+				// is closing for handover, or gone. Not run: the client's
+				// retry finds a node that serves.
+				return fmt.Errorf("%w: %w", router.ErrUnavailable, errHandingOver)
+			}
 			err := r.local.Deliver(ctx, id, m)
 			if !errors.Is(err, router.ErrSessionNotFound) || r.ended(id) {
 				return err
