@@ -189,7 +189,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, opts *HTTPOptions, 
 	if extra != nil {
 		mux.Handle("/", extra) // the least specific pattern: whatever the others leave
 	}
-	hs := NewHTTPServer(mux, s.log)
+	hs := NewHTTPServer(s.closingLameDuck(mux), s.log)
 	hs.Protocols = new(http.Protocols)
 	hs.Protocols.SetHTTP1(true)
 	if o.TLSCertFile != "" {
@@ -237,6 +237,20 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, opts *HTTPOptions, 
 	}
 	<-served
 	return nil
+}
+
+// closingLameDuck serves h, and from LameDuck on answers "Connection:
+// close" (HTTP/2: a GOAWAY once the connection is idle), so that the
+// client closes its connection after the answer, knowing it: closing an
+// idle connection instead (http.Server.SetKeepAlivesEnabled) races the
+// client's next request on it, which then fails.
+func (s *Server) closingLameDuck(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.stopping.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // watchCertificate exports when the certificate served expires, as

@@ -460,8 +460,10 @@ var errStopping = errors.New("stopping: still answering, about to drain")
 // goes on serving everything, new sessions included: the first step of a
 // planned stop, for the time a load balancer needs to stop sending it
 // clients (a Kubernetes Service drops a terminating pod from its
-// endpoints within seconds, not at once). Shutdown (or Drain) follows it;
-// nothing undoes it.
+// endpoints within seconds, not at once). Serve's answers say
+// "Connection: close" meanwhile: a client that kept a connection to this
+// node (a Service balances connections, not requests) reconnects, to a
+// node that is ready. Shutdown (or Drain) follows it; nothing undoes it.
 func (s *Server) LameDuck() { s.stopping.Store(true) }
 
 // Draining reports whether Drain (or Shutdown, or Close) has begun.

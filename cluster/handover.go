@@ -23,7 +23,7 @@ import (
 //     and tells its sender to wait (statusHeld, with how long);
 //   - answers, once the session has closed, every routed message for it —
 //     held or new — with statusReleased and the epoch it released: the
-//     sender takes the session over at once (locateReleased), with no wait
+//     sender takes the session over at once (lookupHint.released), no wait
 //     for a lease, and delivers the message there. Safe, because a
 //     draining node never starts a session again (locate refuses), and the
 //     takeover is a compare-and-swap on that epoch's record: a message that

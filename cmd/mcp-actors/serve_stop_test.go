@@ -39,6 +39,25 @@ func mcpPost(t *testing.T, url, sid, body string) (int, string, string) {
 	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b)
 }
 
+// closesConnection pings session sid through url and reports whether the
+// answer closes the connection ("Connection: close").
+func closesConnection(t *testing.T, url, sid string) bool {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":"ka","method":"ping"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	return resp.Close
+}
+
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cli-test","version":"1"}}}`
 
 // waitStatus polls url until it answers want, and returns the body.
@@ -69,6 +88,7 @@ func TestLameDuck(t *testing.T) {
 	status, _, _ = mcpPost(t, sp.url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	require.Equal(t, http.StatusAccepted, status)
 
+	assert.False(t, closesConnection(t, sp.url, sid), "connections are kept alive before the lame duck")
 	require.NoError(t, sp.cmd.Process.Signal(syscall.SIGTERM))
 	body = waitStatus(t, base+"/readyz", http.StatusServiceUnavailable, "a lame duck is not ready")
 	assert.Contains(t, body, "stopping")
@@ -76,6 +96,7 @@ func TestLameDuck(t *testing.T) {
 	status, _, body = mcpPost(t, sp.url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	assert.Equal(t, http.StatusOK, status, "an open session is served: %s", body)
 	assert.Contains(t, body, `"tools"`)
+	assert.True(t, closesConnection(t, sp.url, sid), "a lame duck answers \"Connection: close\": a kept connection's client reconnects, to a ready node")
 	status, sid2, body := mcpPost(t, sp.url, "", initializeBody)
 	assert.Equal(t, http.StatusOK, status, "a new session is opened: %s", body)
 	assert.NotEmpty(t, sid2)
