@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -258,6 +259,60 @@ func (r *Relay) awaitFirstLease(ctx context.Context) bool {
 		return false
 	case <-ctx.Done():
 		return r.node.Started()
+	}
+}
+
+// statusGone answers a routed message a closing node took but did not
+// deliver: nothing ran it; the sender looks into the session as for an
+// owner nobody listens for (errOwnerGone).
+const statusGone = "gone"
+
+// drainSubscription bounds how long Close waits for the messages the
+// sessions' subscription has taken to be handed to the workers.
+const drainSubscription = 2 * time.Second
+
+// drainSessions ends sub, the subscription to this node's sessions'
+// messages, as Close begins: the interest goes, and the messages NATS has
+// already handed this process go through onSession as usual (and are
+// delivered, held or answered), instead of being dropped unanswered with
+// the subscription — their senders would wait for an acknowledgement that
+// never comes, and might ask this node's next run about them.
+func (r *Relay) drainSessions(sub *nats.Subscription) {
+	closed := sub.StatusChanged(nats.SubscriptionClosed)
+	if err := sub.Drain(); err != nil {
+		return
+	}
+	t := time.NewTimer(drainSubscription)
+	defer t.Stop()
+	select {
+	case <-closed:
+	case <-t.C:
+		r.node.log.Warn("the sessions' subscription did not drain in time; closing it", "bound", drainSubscription)
+	}
+}
+
+// answerLeftovers answers the routed messages the workers left when Close
+// stopped them: released sessions so, the others statusGone.
+func (r *Relay) answerLeftovers() {
+	answer := func(d delivery) {
+		r.handover.mu.Lock()
+		epoch, released := r.handover.released[d.id]
+		r.handover.mu.Unlock()
+		if released {
+			r.respondReleased(d.msg, epoch)
+			return
+		}
+		r.respondStatus(d.msg, statusGone, "this node is closing")
+	}
+	for _, inbox := range append(slices.Clone(r.inboxes), r.lookupJobs) {
+		for more := true; more; {
+			select {
+			case d := <-inbox:
+				answer(d)
+			default:
+				more = false
+			}
+		}
 	}
 }
 

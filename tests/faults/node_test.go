@@ -214,7 +214,10 @@ func (n *node) awaitExit(deadline time.Time) {
 	defer timer.Stop()
 	select {
 	case <-exited:
-		assert.Equal(t, 0, cmd.ProcessState.ExitCode(), "%s: exit status after SIGTERM (%s)", n.id, cmd.ProcessState)
+		if code := cmd.ProcessState.ExitCode(); code != 0 {
+			log := n.stderrText()
+			assert.Fail(t, "a node's exit status after SIGTERM is not 0", "%s: %s; the end of its stderr:\n%s", n.id, cmd.ProcessState, log[max(0, len(log)-32<<10):])
+		}
 	case <-timer.C:
 		_ = cmd.Process.Kill()
 		<-exited
