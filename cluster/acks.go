@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -145,8 +146,21 @@ func (r *Relay) unacknowledged(rs *remoteStream) {
 	ctx, cancel := context.WithTimeout(r.ctx, 2*storageOpTimeout)
 	alive, err := r.node.Alive(ctx, rs.owner)
 	cancel()
-	if (err == nil && !alive) || !r.answersProbe(rs.owner, probeTimeout) {
+	if err == nil && !alive {
 		r.redeliver(rs, errNoOwner)
+		return
+	}
+	uptime, answers := r.probe(rs.owner, probeTimeout)
+	if !answers {
+		r.redeliver(rs, errNoOwner)
+		return
+	}
+	if uptime >= 0 && uptime < time.Since(rs.sent)-restartMargin {
+		// The run that answers started after the request was sent: the
+		// run it was sent to stopped without a word of it (a message in
+		// flight as it stopped listening is dropped by NATS). Nothing
+		// runs it there: delivered again, to the new run.
+		r.redeliver(rs, errOwnerGone)
 		return
 	}
 	if r.release(rs) { // not heard of since: its answer did not come meanwhile
@@ -154,16 +168,36 @@ func (r *Relay) unacknowledged(rs *remoteStream) {
 	}
 }
 
+// restartMargin is how much sooner than the request's sending a
+// responder's run must have started to count as a new run: the probe's
+// own trip, with room.
+const restartMargin = 250 * time.Millisecond
+
 // probeTimeout bounds the wait for a node's answer to a probe: a node that
 // is there answers in a round trip.
 const probeTimeout = time.Second
 
 // answersProbe reports whether node answers a probe within d.
 func (r *Relay) answersProbe(node string, d time.Duration) bool {
+	_, ok := r.probe(node, d)
+	return ok
+}
+
+// probe asks node whether it is there, waiting up to d, and returns how
+// long its run has been up (its own clock, so no two clocks are
+// compared; -1 from a node of the previous release, which does not say).
+func (r *Relay) probe(node string, d time.Duration) (uptime time.Duration, ok bool) {
 	m := nats.NewMsg(r.node.subj.session(node))
 	m.Header.Set(headerOp, opProbe)
 	ctx, cancel := context.WithTimeout(r.ctx, d)
 	defer cancel()
 	reply, err := r.node.nc.RequestMsgWithContext(ctx, m)
-	return err == nil && reply.Header.Get(headerStatus) == statusOK
+	if err != nil || reply.Header.Get(headerStatus) != statusOK {
+		return 0, false
+	}
+	up, err := strconv.ParseInt(reply.Header.Get(headerUptime), 10, 64)
+	if err != nil {
+		return -1, true
+	}
+	return time.Duration(up), true
 }

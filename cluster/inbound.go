@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"hash/maphash"
+	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/trace"
@@ -92,6 +94,7 @@ func (r *Relay) onSession(msg *nats.Msg) {
 	if msg.Header.Get(headerOp) == opProbe {
 		reply := nats.NewMsg(msg.Reply)
 		reply.Header.Set(headerStatus, statusOK)
+		reply.Header.Set(headerUptime, strconv.FormatInt(int64(time.Since(r.node.started)), 10))
 		_ = msg.RespondMsg(reply)
 		return
 	}

@@ -85,8 +85,9 @@ type Relay struct {
 const (
 	headerSession = "Mcp-Session"
 	headerStatus  = "Mcp-Status"
-	headerOp      = "Mcp-Op"    // opAsync: not a plain delivery
-	headerOwner   = "Mcp-Owner" // where a moved session is
+	headerOp      = "Mcp-Op"     // opAsync: not a plain delivery
+	headerOwner   = "Mcp-Owner"  // where a moved session is
+	headerUptime  = "Mcp-Uptime" // a probe's answer: how long the node's run has been up, in nanoseconds
 )
 
 // opAsync marks a request answered only when it cannot be delivered
