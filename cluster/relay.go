@@ -311,14 +311,6 @@ const maxHops = 4
 // on its subject (it is gone), or not in time (it hangs, or is cut off).
 var errNoOwner = errors.New("cluster: the session's node does not answer")
 
-// errOwnerDeclined is an owner's refusal of a message because it holds
-// its lease but cannot take it: it drains (a node of the previous release,
-// which does not release its sessions, or a session this node's run never
-// held), or it is cut off from the others. Its lease decides, as for an
-// owner that does not answer: it gives it up at the end of its drain, or
-// it lapses.
-var errOwnerDeclined = errors.New("the session's node declined it: it holds its lease but cannot take it")
-
 // errOwnerGone is errNoOwner when nothing listens on the node's subject
 // (NATS answered "no responders"): nothing got the message there. Not
 // when the node was too slow to answer: it may have.
@@ -380,9 +372,6 @@ func replyErr(reply *nats.Msg) error {
 	if err := handoverErr(reply); err != nil {
 		return err
 	}
-	if strings.HasPrefix(string(reply.Data), ErrOwnerBusy.Error()) {
-		return fmt.Errorf("cluster: the node refused the message: %w", errOwnerDeclined)
-	}
 	return fmt.Errorf("cluster: the node refused the message: %s", reply.Data)
 }
 
@@ -404,8 +393,6 @@ func (r *Relay) reroute(ctx context.Context, id, owner string, err error) (strin
 		return moved.owner, nil
 	case errors.As(err, &released):
 		return r.lookup(ctx, id, owner, lookupHint{released: released.epoch})
-	case errors.Is(err, errOwnerDeclined):
-		return r.lookup(ctx, id, owner, lookupHint{})
 	case errors.Is(err, errNoOwner):
 		next, rerr := r.lookup(ctx, id, owner, lookupHint{gone: errors.Is(err, errOwnerGone)})
 		if rerr != nil && !errors.Is(rerr, router.ErrSessionNotFound) {
