@@ -100,15 +100,11 @@ func (c *httpCluster) awaitDraining(i int) {
 	waitFor(c.t, "the relay drains", rt.Draining)
 }
 
-// waitFor polls cond (state another goroutine changes) every 10 ms until
-// it holds, for httpWait at most.
+// waitFor waits until cond (state another goroutine changes) holds, for
+// httpWait at most.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(httpWait)
-	for !cond() {
-		require.True(t, time.Now().Before(deadline), "waiting until %s", what)
-		time.Sleep(10 * time.Millisecond)
-	}
+	require.Eventually(t, cond, httpWait, 10*time.Millisecond, "waiting until %s", what)
 }
 
 // resultText is the text of the tools/call result that ends call c.

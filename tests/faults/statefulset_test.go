@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -165,25 +164,18 @@ func (p *player) progress(h *history, sessions []*session, what string) {
 	require.True(p.t, ok, "the sessions count %s: %s", what, summary(h.snapshot()))
 }
 
-// serviceClients are the clients of the Service: each legacy session
-// calls counterMix once per pace, and each 2026-07-28 client calls
-// test_echo or test_elicitation once per slowPace, every call (and each
-// round of one) to the Service's next endpoint.
-type serviceClients struct {
-	stopped chan struct{}
-	once    sync.Once
-	wg      sync.WaitGroup
-}
-
-// maxServiceCalls bounds each client's calls, whatever happens.
-const maxServiceCalls = 10000
-
-func startServiceClients(t *testing.T, svc *service, cl *client, sessions []*session, modern int) *serviceClients {
-	w := &serviceClients{stopped: make(chan struct{})}
+// startServiceClients starts the clients of the Service (clientLoops,
+// maxServiceCalls steps each at most): each legacy session calls
+// counterMix once per pace, and each 2026-07-28 client calls test_echo or
+// test_elicitation once per slowPace, every call (and each round of one)
+// to the Service's next endpoint. They stop at the end of t at the latest.
+func startServiceClients(t *testing.T, svc *service, cl *client, sessions []*session, modern int) *clientLoops {
+	w := &clientLoops{stopped: make(chan struct{}), sessions: map[string]string{}, steps: maxServiceCalls}
+	t.Cleanup(w.stop)
 	ctx := t.Context()
 	for _, s := range sessions {
 		next := loop{s: s}.picker()
-		w.every(ctx, pace, func(int) {
+		w.loop(ctx, pace, func(ctx context.Context, _ int) {
 			if i, ok := svc.pick(); ok {
 				tool, args := next()
 				s.callWith(ctx, i, tool, args, callBound)
@@ -193,7 +185,7 @@ func startServiceClients(t *testing.T, svc *service, cl *client, sessions []*ses
 	for k := range modern {
 		r := rand.New(rand.NewPCG(uint64(k), 7))
 		name := fmt.Sprintf("m%d", k+1)
-		w.every(ctx, slowPace, func(call int) {
+		w.loop(ctx, slowPace, func(ctx context.Context, call int) {
 			i, ok := svc.pick()
 			j, ok2 := svc.pick()
 			if !ok || !ok2 {
@@ -207,33 +199,8 @@ func startServiceClients(t *testing.T, svc *service, cl *client, sessions []*ses
 			cl.modernElicit(ctx, i, j, id, "u"+id, callBound)
 		})
 	}
-	t.Cleanup(w.stop)
 	return w
 }
 
-// every runs step once per period (or as soon as the last ended, when it
-// took longer) until stop, maxServiceCalls times at most.
-func (w *serviceClients) every(ctx context.Context, period time.Duration, step func(k int)) {
-	w.wg.Add(1)
-	go func() { // owned by w: stop waits for it
-		defer w.wg.Done()
-		tick := time.NewTicker(period)
-		defer tick.Stop()
-		for k := range maxServiceCalls {
-			step(k)
-			select {
-			case <-w.stopped:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-}
-
-// stop ends the clients once their calls in flight have ended.
-func (w *serviceClients) stop() {
-	w.once.Do(func() { close(w.stopped) })
-	w.wg.Wait()
-}
+// maxServiceCalls bounds each client's calls, whatever happens.
+const maxServiceCalls = 10000
