@@ -150,12 +150,13 @@ func (r *Relay) unacknowledged(rs *remoteStream) {
 		r.redeliver(rs, errNoOwner)
 		return
 	}
+	asked := time.Now()
 	uptime, answers := r.probe(rs.owner, probeTimeout)
 	if !answers {
 		r.redeliver(rs, errNoOwner)
 		return
 	}
-	if uptime >= 0 && uptime < time.Since(rs.sent)-restartMargin {
+	if startedAfter(uptime, asked, rs.sent) {
 		// The run that answers started after the request was sent: the
 		// run it was sent to stopped without a word of it (a message in
 		// flight as it stopped listening is dropped by NATS). Nothing
@@ -168,10 +169,18 @@ func (r *Relay) unacknowledged(rs *remoteStream) {
 	}
 }
 
-// restartMargin is how much sooner than the request's sending a
-// responder's run must have started to count as a new run: the probe's
-// own trip, with room.
-const restartMargin = 250 * time.Millisecond
+// startedAfter reports whether the run that answered a probe sent at
+// asked, saying it had been up for uptime, started after sent (all on
+// this node's monotonic clock but uptime, which is the responder's). The
+// responder measured its uptime after asked, so its run started after
+// asked-uptime: when that is after sent, so is the run's start — exactly,
+// with no margin and no two clocks compared. A run that started within
+// the probe's round trip after sent may go unrecognized, never the other
+// way round. (uptime -1: a node of the previous release, which does not
+// say.)
+func startedAfter(uptime time.Duration, asked, sent time.Time) bool {
+	return uptime >= 0 && asked.Add(-uptime).After(sent)
+}
 
 // probeTimeout bounds the wait for a node's answer to a probe: a node that
 // is there answers in a round trip.

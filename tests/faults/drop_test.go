@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"bytes"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -70,6 +71,65 @@ func TestDropRoutedRequest(t *testing.T) {
 	assert.Equal(t, "after", after.value)
 	requireClean(t, h)
 	assert.Zero(t, c.proxies.count().unparsed, "%s", c.proxies.count())
+}
+
+// TestDropRoutedRequestOwnerRestarts drops, on the route from an edge
+// node to an owner, the message that carries a test_echo call of a
+// session the owner has, whose POST went to the edge — as NATS drops one
+// that reaches a node just as it stops listening — then kills the owner
+// and starts it again at once (same ID, data directory and route
+// address), before the edge's wait for the acknowledgement ends: the
+// owner's next run answers the edge's probe. Neither leads the leases'
+// storage (whose election, were the owner its leader, could outlast the
+// survivors' leases: TestKillStorageLeader's case, not this one).
+//
+// What the client sees: the call is answered with its text. The run that
+// answers the probe says how long it has been up: less than the time
+// since the request was sent, so the run the request was sent to is gone
+// without a word of it, and the request is delivered again, to the new
+// run (cluster/acks.go, startedAfter). Without that reading, the call
+// ends "the session's node (n1) did not take the request in time" — an
+// owner that answers a probe looks like one that lost the request
+// between the nodes, or hangs. Nothing is answered twice or goes missing
+// (the history check).
+func TestDropRoutedRequestOwnerRestarts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster and restarts a node")
+	}
+	c := startCluster(t, faultLease)
+	leader, ok := leasesLeader(t.Context(), c.nodes)
+	require.True(t, ok, "a node reports that it leads the leases' storage")
+	owner, edge := (leader+1)%3, (leader+2)%3
+	o, e := c.nodes[owner], c.nodes[edge]
+	t.Logf("owner %s, edge %s (%s leads the leases' storage)", o.id, e.id, c.nodes[leader].id)
+	h := &history{}
+	cl := newClient(t, c, h)
+	s := openSessions(t, cl, "s", owner, 1, callBound)[0]
+	s.callWith(t.Context(), edge, "test_echo", map[string]any{"text": "before"}, callBound)
+	require.True(t, lastOp(h).ok(), "a call routed %s→%s before the fault: %s", e.id, o.id, lastOp(h))
+
+	d := c.proxies.dropNext(e.id, o.id, sessionSubject(o.id), 1, nil)
+	var call sync.WaitGroup
+	call.Go(func() {
+		s.callWith(t.Context(), edge, "test_echo", map[string]any{"text": "lost"}, callBound)
+	})
+	t.Cleanup(call.Wait)
+	_, dropped := waitUntil(t.Context(), callBound, func() bool { return len(d.dropped()) == 1 })
+	require.True(t, dropped, "the request was dropped on its way to %s", o.id)
+	o.kill()
+	o.restart()
+	up := time.Since(d.dropped()[0].at)
+	t.Logf("%s's next run listens %s after the request was dropped (%s probes it %s after it sent it)", o.id, up.Round(time.Millisecond), e.id, ackBound)
+	call.Wait()
+
+	lost := lastOp(h)
+	t.Logf("the dropped request: %s, after %s", lost, lost.end.Sub(lost.start).Round(time.Millisecond))
+	require.True(t, lost.ok(), "the request is delivered again to n1's next run and answered: %s", lost)
+	assert.Equal(t, "lost", lost.value)
+	c.waitReady()
+	s.callWith(t.Context(), edge, "test_echo", map[string]any{"text": "after"}, callBound)
+	assert.True(t, lastOp(h).ok(), "the next call is answered: %s", lastOp(h))
+	requireClean(t, h)
 }
 
 // TestDropStreamEvent drops, on the route from n1 to n2, one stream event

@@ -43,16 +43,7 @@ func TestKillStorageLeader(t *testing.T) {
 		t.Skip("starts a three-node cluster and kills a node")
 	}
 	c := startCluster(t, leaderLease)
-	leader := -1
-	_, ok := waitUntil(t.Context(), 30*time.Second, func() bool {
-		for i, n := range c.nodes {
-			if v, err := n.metric(t.Context(), `mcp_cluster_storage_leader{store="leases"}`); err == nil && v == 1 {
-				leader = i
-				return true
-			}
-		}
-		return false
-	})
+	leader, ok := leasesLeader(t.Context(), c.nodes)
 	require.True(t, ok, "a node reports that it leads the leases' storage")
 	x := c.nodes[leader]
 	sessionsLeader, _ := x.metric(t.Context(), `mcp_cluster_storage_leader{store="sessions"}`)

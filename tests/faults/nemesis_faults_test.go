@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -154,18 +155,26 @@ func (nm *processNemesis) startAgain(n *node) {
 // leasesLeader returns the node that says it leads the leases' storage,
 // waiting up to 30 s for one to, or nil.
 func (nm *processNemesis) leasesLeader() *node {
-	ctx := nm.camp.t.Context()
-	var leader *node
-	waitUntil(ctx, 30*time.Second, func() bool {
-		for _, n := range nm.c.nodes {
+	if i, ok := leasesLeader(nm.camp.t.Context(), nm.c.nodes); ok {
+		return nm.c.nodes[i]
+	}
+	return nil
+}
+
+// leasesLeader returns the index of the node of nodes that says it leads
+// the leases' storage, waiting up to 30 s for one to.
+func leasesLeader(ctx context.Context, nodes []*node) (int, bool) {
+	leader := -1
+	_, ok := waitUntil(ctx, 30*time.Second, func() bool {
+		for i, n := range nodes {
 			if v, err := n.metric(ctx, leasesLeaderMetric); err == nil && v == 1 {
-				leader = n
+				leader = i
 				return true
 			}
 		}
 		return false
 	})
-	return leader
+	return leader, ok
 }
 
 // awaitReady waits until every node's /readyz answers 200 (a node

@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mcp-actors/mcp-actors/internal/serverbin"
 )
 
 // TestStatefulSetLife plays what Kubernetes does with deploy/kubernetes
@@ -40,13 +38,6 @@ import (
 func TestStatefulSetLife(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays a StatefulSet's life against three serve processes")
-	}
-	if serverbin.Race {
-		// Open (issue 31): with servers built with -race, about one run in
-		// eight fails a call "did not take the request in time" at the
-		// first stop. Run it without -race:
-		//   go test -run TestStatefulSetLife ./tests/faults/
-		t.Skip("servers built with -race: a known open failure, see the comment")
 	}
 	m := readManifest(t)
 	require.True(t, m.parallel, "the StatefulSet starts its pods in parallel: a node is ready only once it joined the others")
