@@ -7,9 +7,9 @@
 // actors/transport) spawn one session actor per client and send it the
 // client's messages; the actor runs the Server's handlers off its mailbox.
 //
-//	client ──wire──▶ transport ──messages──▶ session actor ──go──▶ Server.Serve ──▶ your ToolHandler
-//	                                              ▲                                      │
-//	                                              └──── Session handle (Elicit, Log …) ◀─┘
+//	client ──wire──▶ transport ──messages──▶ session actor ──handler goroutine──▶ the catalog ──▶ your ToolHandler
+//	                                              ▲                                                      │
+//	                                              └──────────── Session handle (Elicit, Log …) ◀─────────┘
 //
 // Adding or removing an item sends the matching notifications/*/list_changed
 // to every open session; NotifyResourceUpdated reaches the sessions

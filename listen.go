@@ -21,7 +21,7 @@ import (
 //	broadcast(method, uri) ──▶ each listener opted in ──▶ notification{_meta.subscriptionId}
 //	client gone ──▶ unregister;  drain ──▶ result{subscriptionId}, end
 
-// Bounds of listens (ListenLimits' defaults).
+// Bounds of the listens one node holds (they are not configurable).
 const (
 	defaultMaxListens             = 10000
 	defaultMaxListensPerPrincipal = 100

@@ -42,9 +42,9 @@ type pendingAck struct {
 	reply string // the sender's reply subject
 	at    time.Time
 	// forwarded marks a forwarded modern request (modern.go): its sender
-	// waits for this reply, which no event stands for; with carry, the
-	// reply may carry the stream's answer.
-	forwarded, carry bool
+	// waits for this reply, which no event stands for, and which may
+	// carry the stream's answer.
+	forwarded bool
 }
 
 // ackLater arranges for the acknowledgement of the request whose stream
@@ -64,7 +64,7 @@ func (r *Relay) acked(ev messages.StreamEvent) bool {
 		return false
 	}
 	if p := v.(*pendingAck); p.forwarded {
-		return r.replyForwarded(p.reply, p.carry, ev)
+		return r.replyForwarded(p.reply, ev)
 	}
 	return false
 }
@@ -79,9 +79,6 @@ func (r *Relay) sendAcks(now time.Time) {
 		}
 		m := nats.NewMsg(p.reply)
 		m.Header.Set(headerStatus, statusOK)
-		if p.forwarded {
-			m.Header.Set(headerEnds, "1")
-		}
 		if err := r.node.nc.PublishMsg(m); err != nil {
 			r.node.log.Debug("acknowledging a routed request failed", "err", err)
 		}

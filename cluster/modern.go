@@ -29,7 +29,7 @@ import (
 // ends, the holding node says so (the forwarded request's context ends
 // there).
 //
-//	node B (retry, stream) ──forward{v, principal, msg, stream, carry}──▶ node A: Modern.Serve
+//	node B (retry, stream) ──forward{v, principal, msg, stream}──▶ node A: Modern.Serve
 //	node B ◀──reply: ok, with the answer when it is the first event, or ok alone (then frames)── node A
 //	node B request ends before its answer ──end{stream}──▶ node A: the forwarded context ends
 
@@ -44,20 +44,11 @@ type forwardedModern struct {
 	Msg          []byte            `json:"msg"` // the JSON-RPC request as the client sent it
 	Stream       messages.StreamID `json:"stream"`
 	ParamHeaders map[string]string `json:"paramHeaders,omitempty"`
-	// Carry says the sender reads an answer carried in the reply (a node
-	// of the previous release does not, and gets a plain reply).
-	Carry bool `json:"carry,omitempty"`
 }
 
-// Reply headers of a forward: opCarried marks a reply that carries the
-// stream's first (and last) event; headerEnds says the replying node ends
-// the forwarded request itself once its stream has its answer, so the
-// sender need not tell it (a node of the previous release waits for the
-// end message).
-const (
-	opCarried  = "carried"
-	headerEnds = "Mcp-Ends"
-)
+// opCarried marks a forward's reply that carries the stream's first (and
+// last) event.
+const opCarried = "carried"
 
 // modernEnd names a forwarded request whose client request has ended.
 type modernEnd struct {
@@ -79,7 +70,7 @@ const forwardTimeout = 2 * time.Second
 // request ends first, or after maxAge.
 func (r *Relay) ServeModern(serve func(ctx context.Context, req *messages.ModernRequest), maxAge time.Duration) error {
 	sub, err := r.chunks.subscribe(r.node.subj.modern(r.node.ID()), func(msg *nats.Msg) {
-		req, carry, ok := decodeForwarded(msg.Data)
+		req, ok := decodeForwarded(msg.Data)
 		if !ok {
 			reply := nats.NewMsg(msg.Reply)
 			reply.Header.Set(headerStatus, statusBad)
@@ -92,7 +83,7 @@ func (r *Relay) ServeModern(serve func(ctx context.Context, req *messages.Modern
 		context.AfterFunc(ctx, func() { r.fwd.remove(req.Stream, run) })
 		// Acknowledged by the stream's first event (acks.go), or after
 		// ackDelay.
-		r.ackDue.Store(req.Stream, &pendingAck{reply: msg.Reply, at: time.Now(), forwarded: true, carry: carry})
+		r.ackDue.Store(req.Stream, &pendingAck{reply: msg.Reply, at: time.Now(), forwarded: true})
 		r.stats.received.Add(1)
 		// Off the subscription's goroutine: serving may read storage (a
 		// spilled journal, an answered round) and must not hold up the
@@ -124,14 +115,12 @@ func (r *Relay) ServeModern(serve func(ctx context.Context, req *messages.Modern
 
 // replyForwarded acknowledges the forwarded request of ev's stream, whose
 // sender waits at reply: with ev in the reply when ev ends the stream and
-// the sender reads it (carry), and it fits one message; with a plain
-// reply otherwise, before ev is sent on. It reports whether the reply
-// carried ev.
-func (r *Relay) replyForwarded(reply string, carry bool, ev messages.StreamEvent) bool {
+// fits one message; with a plain reply otherwise, before ev is sent on.
+// It reports whether the reply carried ev.
+func (r *Relay) replyForwarded(reply string, ev messages.StreamEvent) bool {
 	m := nats.NewMsg(reply)
 	m.Header.Set(headerStatus, statusOK)
-	m.Header.Set(headerEnds, "1")
-	if carry && ends(ev) {
+	if ends(ev) {
 		if data, err := messages.EncodeStreamEvent(ev); err == nil && int64(len(data)) <= r.node.nc.MaxPayload()/2 {
 			m.Header.Set(headerOp, opCarried)
 			m.Data = data
@@ -159,23 +148,22 @@ func endsModern(ev messages.StreamEvent) bool {
 	return ev.Session == messages.ModernStreams && ends(ev)
 }
 
-// decodeForwarded reads a forwarded request, and whether its sender reads
-// an answer carried in the reply; ok is false for one this release cannot
-// read.
-func decodeForwarded(data []byte) (req *messages.ModernRequest, carry, ok bool) {
+// decodeForwarded reads a forwarded request; ok is false for one this
+// release cannot read.
+func decodeForwarded(data []byte) (req *messages.ModernRequest, ok bool) {
 	var fm forwardedModern
 	if err := json.Unmarshal(data, &fm); err != nil || fm.V != modernFormat {
-		return nil, false, false
+		return nil, false
 	}
 	m, derr := messages.Decode(fm.Msg)
 	if derr != nil {
-		return nil, false, false
+		return nil, false
 	}
 	meta, perr := messages.ParseRequestMeta(m.Params)
 	if perr != nil {
-		return nil, false, false
+		return nil, false
 	}
-	return &messages.ModernRequest{Principal: fm.Principal, Msg: m, Meta: meta, Stream: fm.Stream, ParamHeaders: fm.ParamHeaders}, fm.Carry, true
+	return &messages.ModernRequest{Principal: fm.Principal, Msg: m, Meta: meta, Stream: fm.Stream, ParamHeaders: fm.ParamHeaders}, true
 }
 
 // forwarded are the forwarded requests this node serves, by stream.
@@ -224,7 +212,7 @@ func (r *Relay) ForwardModern(ctx context.Context, node string, req *messages.Mo
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	data, err := json.Marshal(&forwardedModern{V: modernFormat, Principal: req.Principal, Msg: raw, Stream: req.Stream, ParamHeaders: req.ParamHeaders, Carry: true})
+	data, err := json.Marshal(&forwardedModern{V: modernFormat, Principal: req.Principal, Msg: raw, Stream: req.Stream, ParamHeaders: req.ParamHeaders})
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
@@ -239,7 +227,6 @@ func (r *Relay) ForwardModern(ctx context.Context, node string, req *messages.Mo
 		r.fwdOpen.Delete(req.Stream)
 		return fmt.Errorf("%w: %w", ErrNodeUnreachable, err)
 	}
-	ownEnd := reply.Header.Get(headerEnds) != ""
 	if reply.Header.Get(headerOp) == opCarried {
 		if ev, err := messages.DecodeStreamEvent(reply.Data); err == nil {
 			r.received(ev)
@@ -250,9 +237,9 @@ func (r *Relay) ForwardModern(ctx context.Context, node string, req *messages.Mo
 	end, _ := json.Marshal(&modernEnd{V: modernFormat, Stream: req.Stream})
 	subject := r.node.subj.modernEnd(node)
 	context.AfterFunc(ctx, func() {
-		// A node that ends the request itself once answered is told only
+		// The node ends the request itself once answered: it is told only
 		// of a request that ends first.
-		if _, open := r.fwdOpen.LoadAndDelete(req.Stream); open || !ownEnd {
+		if _, open := r.fwdOpen.LoadAndDelete(req.Stream); open {
 			_ = r.node.nc.Publish(subject, end)
 		}
 	})

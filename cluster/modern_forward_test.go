@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	json "encoding/json/v2"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -149,27 +148,6 @@ func TestForwardSlowAnswer(t *testing.T) {
 	cancel() // the client goes away before an answer
 	require.Eventually(t, func() bool { return p2.ends.Load() == 1 }, 5*time.Second, time.Millisecond, "the end message tells the node")
 	require.Eventually(t, func() bool { return p2.running() == 0 }, 5*time.Second, time.Millisecond)
-}
-
-// TestForwardFromPreviousRelease: a sender that does not read a carried
-// answer (no "carry") gets a plain reply, and the answer on the stream.
-func TestForwardFromPreviousRelease(t *testing.T) {
-	p := startForwardPair(t, func(b *Relay, ctx context.Context, req *messages.ModernRequest) {
-		b.DeliverStream(frame(req.Stream, `{"jsonrpc":"2.0","id":1,"result":{}}`, true))
-	})
-	req, c := p.retry(t)
-	raw, err := messages.Encode(req.Msg)
-	require.NoError(t, err)
-	data, err := json.Marshal(&forwardedModern{V: modernFormat, Msg: raw, Stream: req.Stream})
-	require.NoError(t, err)
-	msg := nats.NewMsg(p.a.node.subj.modern(p.b.node.ID()))
-	msg.Data = data
-	reply, err := p.a.node.nc.RequestMsg(msg, 5*time.Second)
-	require.NoError(t, err)
-	assert.Equal(t, statusOK, reply.Header.Get(headerStatus))
-	assert.Empty(t, reply.Data, "nothing carried")
-	assert.Empty(t, reply.Header.Get(headerOp))
-	require.Eventually(t, func() bool { return len(c.events()) == 1 }, 5*time.Second, time.Millisecond, "the answer on the stream")
 }
 
 // TestForwardServedOffTheSubscription: a forwarded request whose serving

@@ -21,7 +21,7 @@ import (
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
-// Relay is the router.Relay of a cluster node: sessions this node owns
+// Relay is the router.Router of a cluster node: sessions this node owns
 // are reached through the node's router.Local, as in one process; the
 // others through NATS, on the subject of the node that owns them. Frames
 // for a stream this node holds go to its registry; frames for another

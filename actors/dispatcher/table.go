@@ -14,8 +14,9 @@ import (
 // call c to the client. It is called on the actor and must not block.
 type Sender func(c *Call, frame []byte)
 
-// Stats counts what the table has seen. Read it on the actor.
-type Stats struct {
+// stats counts what the table has seen; only the package's tests read it
+// (export_test.go).
+type stats struct {
 	Sent             uint64 // requests sent to the client
 	Completed        uint64 // calls answered with a result or an error
 	Cancelled        uint64 // calls cancelled by their caller
@@ -37,7 +38,7 @@ type Table struct {
 	closed  error
 	holding bool
 	held    []heldFrame
-	stats   Stats
+	stats   stats
 }
 
 type heldFrame struct {
@@ -221,9 +222,6 @@ func (t *Table) Close(err error) {
 
 // Pending returns the number of calls waiting for the client.
 func (t *Table) Pending() int { return len(t.pending) }
-
-// Stats returns the counters.
-func (t *Table) Stats() Stats { return t.stats }
 
 // withProgressToken returns params with _meta.progressToken set to token.
 func withProgressToken(params jsontext.Value, token int64) jsontext.Value {
