@@ -44,9 +44,6 @@ func (s *Server) ToggleTool(ctx context.Context, name string) (bool, error) {
 	return s.updateTool(ctx, name, func(on bool) bool { return !on })
 }
 
-// ToolEnabled reports whether the tool name is added and enabled.
-func (s *Server) ToolEnabled(name string) bool { return s.HasTool(name) }
-
 func (s *Server) updateTool(ctx context.Context, name string, next func(bool) bool) (bool, error) {
 	if !s.knowsTool(name) {
 		return false, fmt.Errorf("%w: no tool %q was added", ErrInvalidItem, name)
@@ -73,8 +70,8 @@ func (s *Server) updateTool(ctx context.Context, name string, next func(bool) bo
 func (s *Server) knowsTool(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, parked := s.parked[name]
-	return parked || s.HasTool(name)
+	_, disabled := s.disabled[name]
+	return disabled || s.HasTool(name)
 }
 
 // applyTool enables or disables a tool here, and tells the open sessions
@@ -88,15 +85,15 @@ func (s *Server) applyTool(name string, on bool) {
 	}
 }
 
-// setToolLocked moves a tool between the catalog and the parked tools and
+// setToolLocked moves a tool between the catalog and the disabled tools and
 // reports whether it moved. Call with mu held.
 func (s *Server) setToolLocked(name string, on bool) bool {
 	if on {
-		t, ok := s.parked[name]
+		t, ok := s.disabled[name]
 		if !ok {
 			return false
 		}
-		delete(s.parked, name)
+		delete(s.disabled, name)
 		s.tools.Store(s.tools.Load().with(name, t))
 		return true
 	}
@@ -106,10 +103,10 @@ func (s *Server) setToolLocked(name string, on bool) bool {
 	}
 	next, _ := s.tools.Load().without(name)
 	s.tools.Store(next)
-	if s.parked == nil {
-		s.parked = map[string]*tool{}
+	if s.disabled == nil {
+		s.disabled = map[string]*tool{}
 	}
-	s.parked[name] = t
+	s.disabled[name] = t
 	return true
 }
 

@@ -67,13 +67,13 @@ func (s *Server) CompleteElicitation(ctx context.Context, principal, id string) 
 		return fmt.Errorf("%w: an elicitation ID is needed", ErrInvalidOptions)
 	}
 	if s.cluster != nil {
-		if err := s.cfg.Completions.Record(ctx, id, principal); err != nil {
+		if err := s.cfg.URLElicitations.Record(ctx, id, principal); err != nil {
 			// Every node up hears of it still; one restarted later asks again.
 			s.log.Warn("a URL elicitation's completion could not be written to the cluster's storage", "err", err)
 		}
 		return s.cluster.PublishCompletion(ctx, id, principal) // every node, this one too
 	}
-	s.cfg.Completions.Complete(id, principal)
+	s.cfg.URLElicitations.Complete(id, principal)
 	return nil
 }
 

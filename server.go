@@ -149,7 +149,7 @@ type Server struct {
 	completions atomic.Pointer[index[CompletionHandler]]
 
 	open     sync.Map         // session ID → *session.Ref: open sessions, for broadcasts
-	parked   map[string]*tool // disabled tools (SetToolEnabled); guarded by mu
+	disabled map[string]*tool // disabled tools (SetToolEnabled); guarded by mu
 	versions sync.Map         // resource URI → uint64: ResourceVersion
 	// state is the replicated catalog state of a cluster; nil on its own.
 	state    catalogState
@@ -235,9 +235,9 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 	}
 	s.modernOpt = session.ModernOptions{Check: s.checkModern, Listen: s.listen, SpillBytes: s.opts.JournalSpillBytes, MaxParked: s.opts.MaxParked, ParkTTL: s.opts.RequestStateTTL, RecordAnswers: s.opts.SingleUseRequestState}
 	s.modern = session.NewModern(s.system.Root, s.cfg, s.modernOpt)
-	// Completions are kept as long as the requestStates that may wait
+	// URL elicitations are kept as long as the requestStates that may wait
 	// for them.
-	s.cfg.Completions = session.NewCompletions(s.modern.TTL(), cmp.Or(s.opts.URLElicitationWait, 10*time.Second))
+	s.cfg.URLElicitations = session.NewURLElicitations(s.modern.TTL(), cmp.Or(s.opts.URLElicitationWait, 10*time.Second))
 	return s
 }
 
@@ -306,14 +306,14 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	s.modernOpt.Node, s.modernOpt.Forward = node.ID(), rt.ForwardModern
 	if !node.Standalone() {
 		s.modernOpt.Spill = node.Journals(s.modern.TTL())
-		s.cfg.Completions.SetStore(s.modernOpt.Spill, s.log)
+		s.cfg.URLElicitations.SetStore(s.modernOpt.Spill, s.log)
 	}
 	s.modern = session.NewModern(s.system.Root, s.cfg, s.modernOpt)
 	if err := rt.ServeModern(s.modern.Serve, s.modern.TTL()); err != nil {
 		rt.Close()
 		return err
 	}
-	if err := rt.OnCompletion(func(id, principal string) { s.cfg.Completions.Complete(id, principal) }); err != nil {
+	if err := rt.OnCompletion(func(id, principal string) { s.cfg.URLElicitations.Complete(id, principal) }); err != nil {
 		rt.Close()
 		return err
 	}
@@ -340,7 +340,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	}
 	s.cfg.Mark = s.catalogMark
 	s.cfg.CatchUp = s.catchUp
-	s.cfg.Journal = rt.Journal
+	s.cfg.LogEvent = rt.LogEvent
 	if s.opts.Metrics != nil {
 		metrics.RegisterCluster(s.opts.Metrics, func() metrics.ClusterStats {
 			st := rt.Stats()

@@ -145,7 +145,8 @@ func (s *Server) RemoveTools(names ...string) {
 	}
 }
 
-// HasTool reports whether a tool with the name is in the catalog.
+// HasTool reports whether the tool name is in the catalog: added, and
+// enabled (SetToolEnabled), so listed and callable.
 func (s *Server) HasTool(name string) bool {
 	_, ok := s.tools.Load().get(name)
 	return ok

@@ -86,7 +86,7 @@ func TestEpochMarker(t *testing.T) {
 	event := func(seq uint64, end bool) session.LoggedEvent {
 		return session.LoggedEvent{Stream: "1", Seq: seq, Request: messages.IntID(7), End: end, Data: []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1}}`)}
 	}
-	oldOwner.Journal(id, event(1, false))
+	oldOwner.LogEvent(id, event(1, false))
 	readBack(t, ctx, reader, id, 1)
 
 	// The takeover: a new epoch, marked; the new owner reads the log.
@@ -98,10 +98,10 @@ func TestEpochMarker(t *testing.T) {
 	require.Len(t, read, 1)
 
 	// The old owner's last append lands late: its answer.
-	oldOwner.Journal(id, event(2, true))
+	oldOwner.LogEvent(id, event(2, true))
 	require.Eventually(t, func() bool { return nodes[0].evw.durable.Load() == 2 }, 10*time.Second, 10*time.Millisecond)
 	// The new owner ends the request it found unanswered.
-	newOwner.Journal(id, session.LoggedEvent{Stream: "1", Seq: 2 + 1<<16, Request: messages.IntID(7), End: true,
+	newOwner.LogEvent(id, session.LoggedEvent{Stream: "1", Seq: 2 + 1<<16, Request: messages.IntID(7), End: true,
 		Data: []byte(`{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"lost"}}`)})
 
 	got := readBack(t, ctx, reader, id, 2)

@@ -23,7 +23,7 @@ import (
 // time rather than by events. A stream that does not take atomic batches
 // (a NATS server before 2.12) gets the events one by one.
 //
-//	Journal ──enqueue──▶ pending ──run: wait EventDelay (or a full batch), take ≤ maxBatch──▶ publish, the last with Nats-Batch-Commit ──▶ wait for its ack ──▶ next batch
+//	LogEvent ──enqueue──▶ pending ──run: wait EventDelay (or a full batch), take ≤ maxBatch──▶ publish, the last with Nats-Batch-Commit ──▶ wait for its ack ──▶ next batch
 //
 // Appends stay asynchronous and best effort, as the hot path never waits
 // for them: a batch the stream refuses is lost and counted

@@ -39,7 +39,7 @@ func TestEventLogBatches(t *testing.T) {
 			for s := range sessions {
 				wg.Go(func() {
 					for i := 1; i <= events; i++ {
-						writer.Journal(id(s), session.LoggedEvent{Stream: "1", Seq: uint64(i),
+						writer.LogEvent(id(s), session.LoggedEvent{Stream: "1", Seq: uint64(i),
 							Data: []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":` + strconv.Itoa(i) + `}}`),
 							End:  i == events})
 					}
@@ -74,7 +74,7 @@ func TestEventLogDelay(t *testing.T) {
 	writer, reader := &Relay{node: nodes[0]}, &Relay{node: nodes[2]}
 	log := func(id string, from, to int) {
 		for i := from; i <= to; i++ {
-			writer.Journal(id, session.LoggedEvent{Stream: "1", Seq: uint64(i), Data: []byte(`{"n":` + strconv.Itoa(i) + `}`)})
+			writer.LogEvent(id, session.LoggedEvent{Stream: "1", Seq: uint64(i), Data: []byte(`{"n":` + strconv.Itoa(i) + `}`)})
 		}
 	}
 	readBack := func(id string, want int) {

@@ -26,7 +26,7 @@ import (
 // its node was lost: the new owner reads the session's events and replays
 // them (session.State.Events).
 //
-//	actor ──Journal──▶ eventWriter ──batches──▶ events.<session>  (owner, every SSE event; eventlog.go)
+//	actor ──LogEvent──▶ eventWriter ──batches──▶ events.<session>  (owner, every SSE event; eventlog.go)
 //	takeover ──restore──▶ direct gets (events.<session>, any replica) ──▶ State.Events ──▶ session actor
 //
 // A stored event is one line "<stream> <seq> <end> <epoch> <request ID>\n"
@@ -44,9 +44,9 @@ import (
 //	new owner (epoch 2):          [marker 2] read: e1 e2 ── e4 e5
 //	log: e1 e2 [marker 2] e3 e4 e5 ── restored: e1 e2 e4 e5
 
-// Journal appends an event to session id's durable event log
-// (session.Config.Journal). A node on its own keeps none.
-func (r *Relay) Journal(id string, e session.LoggedEvent) {
+// LogEvent appends an event to session id's durable event log
+// (session.Config.LogEvent). A node on its own keeps none.
+func (r *Relay) LogEvent(id string, e session.LoggedEvent) {
 	if r.node.Standalone() {
 		return // the writer drops it when this node may no longer act (eventlog.go)
 	}

@@ -315,7 +315,7 @@ func TestFenceOnAppends(t *testing.T) {
 	event := func(seq uint64) session.LoggedEvent {
 		return session.LoggedEvent{Stream: "1", Seq: seq, Data: []byte(`{"n":` + strconv.FormatUint(seq, 10) + `}`)}
 	}
-	writer.Journal("n1.a", event(1))
+	writer.LogEvent("n1.a", event(1))
 	readBack(t, ctx, reader, "n1.a", 1)
 
 	n1.mu.Lock()
@@ -324,7 +324,7 @@ func TestFenceOnAppends(t *testing.T) {
 	clock.suspend(ttl)
 	require.False(t, n1.Acting())
 	failures := n1.asyncFailures.Load()
-	writer.Journal("n1.a", event(2))
+	writer.LogEvent("n1.a", event(2))
 	require.Eventually(t, func() bool { return n1.asyncFailures.Load() > failures }, 10*time.Second, 10*time.Millisecond, "the append is refused")
 	got, err := reader.loadEvents(ctx, "n1.a", 0)
 	require.NoError(t, err)

@@ -93,7 +93,7 @@ func TestClusterCatalogCatchUp(t *testing.T) {
 	cl.Servers[1].NotifyResourceUpdated(uri)
 	require.Eventually(t, func() bool { // every surviving node knows
 		for _, srv := range cl.Servers[1:] {
-			if srv.ToolEnabled("report") || srv.ResourceVersion(uri) == 0 {
+			if srv.HasTool("report") || srv.ResourceVersion(uri) == 0 {
 				return false
 			}
 		}

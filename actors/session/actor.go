@@ -87,9 +87,9 @@ func newSessionActor(ref *Ref, cfg *Config, opts SpawnOptions) *sessionActor {
 	a.streams = newStreamSet(opts.Resumable, a.lim, cfg.Streams)
 	a.streams.session = ref.id
 	a.streams.obs = cfg.Observer
-	if cfg.Journal != nil && opts.Resumable {
-		journal, id := cfg.Journal, ref.id
-		a.streams.journal = func(e LoggedEvent) { journal(id, e) }
+	if cfg.LogEvent != nil && opts.Resumable {
+		logEvent, id := cfg.LogEvent, ref.id
+		a.streams.logEvent = func(e LoggedEvent) { logEvent(id, e) }
 	}
 	a.table = dispatcher.NewTable(a.sendCallFrame)
 	a.table.Hold() // no server-to-client request before the session opens

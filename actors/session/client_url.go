@@ -15,7 +15,7 @@ import (
 // URL-mode elicitation: the user is sent to a page of the server's own
 // (an OAuth flow, a payment, a secret typed out of the client's sight);
 // the page's handler tells the server when the step is done
-// (Completions.Complete, from any node's HTTP callback in a cluster), and
+// (URLElicitations.Complete, from any node's HTTP callback in a cluster), and
 // the handler that asked goes on.
 //
 //	legacy:  elicitation/create{mode:url, url, elicitationId} ─accept─▶ wait ─complete─▶ notifications/elicitation/complete, go on
@@ -24,7 +24,7 @@ import (
 
 // ElicitURL asks the user, through the client, to open the page url(id)
 // for an out-of-band step, and returns once the step is done: when the
-// server's code calls Completions.Complete with id and the principal of
+// server's code calls URLElicitations.Complete with id and the principal of
 // this request (the page's callback knows id from the URL it was given).
 // It returns early with the user's decline or cancel, or ctx's end. The
 // client must have declared elicitation.url. In the modern era a retry
@@ -34,9 +34,9 @@ func (s *Session) ElicitURL(ctx context.Context, message string, url func(id str
 	if !s.ClientCapabilities().SupportsURLElicitation() {
 		return messages.ElicitCancel, s.missing("elicitation.url")
 	}
-	comp := s.completions()
+	comp := s.urlElicitations()
 	if comp == nil {
-		return messages.ElicitCancel, fmt.Errorf("session: URL elicitation needs Config.Completions")
+		return messages.ElicitCancel, fmt.Errorf("session: URL elicitation needs Config.URLElicitations")
 	}
 	id := s.elicitationID()
 	p := &messages.ElicitParams{Mode: messages.ElicitModeURL, Message: message, URL: url(id)}
@@ -87,12 +87,12 @@ func (s *Session) waitStep(ctx context.Context, w *urlWait, bound time.Duration)
 	}
 }
 
-// completions returns the server's URL elicitation registry.
-func (s *Session) completions() *Completions {
+// urlElicitations returns the server's URL elicitation registry.
+func (s *Session) urlElicitations() *URLElicitations {
 	if s.mod != nil {
-		return s.mod.m.cfg.Completions
+		return s.mod.m.cfg.URLElicitations
 	}
-	return s.ref.completions
+	return s.ref.urlElicitations
 }
 
 // principal returns who the request is from.

@@ -89,9 +89,9 @@ type Config struct {
 	Instructions string
 	Handler      Handler
 	Limits       Limits
-	// Completions records the URL elicitations whose out-of-band step is
+	// URLElicitations records the URL elicitations whose out-of-band step is
 	// done (Session.ElicitURL waits on it); nil: ElicitURL fails.
-	Completions *Completions
+	URLElicitations *URLElicitations
 	// Logger receives the server-side log (never sent to clients). Nil
 	// discards.
 	Logger *slog.Logger
@@ -120,10 +120,10 @@ type Config struct {
 	// PutData, …) waits for its write (see durable.go). A write that fails
 	// closes the session for handover.
 	Persist func(id string, st *State, done func(error))
-	// Journal, when set, is given every event a resumable session logs
+	// LogEvent, when set, is given every event a resumable session logs
 	// for Last-Event-ID resumption, on the actor, in order: it must not
 	// block (a cluster appends it to a JetStream stream without waiting).
-	Journal func(id string, e LoggedEvent)
+	LogEvent func(id string, e LoggedEvent)
 	// Mark, when set with Persist, is called on the actor at every State
 	// write, with the session's subscriptions, for what the server knows
 	// of the catalog the session has been told of (its tool list, the

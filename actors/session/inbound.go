@@ -264,7 +264,7 @@ func (a *sessionActor) requestDone(m *requestDone) {
 	inf.cancel()
 	if inf.cancelled {
 		if st := inf.stream; st != nil {
-			a.streams.park(st)
+			a.streams.silence(st)
 		}
 		return
 	}

@@ -28,9 +28,9 @@ type Ref struct {
 	client     *dispatcher.Client
 	info       atomic.Pointer[Info] // set once by the actor at initialize
 	handedOver atomic.Bool          // closed with CloseSession.Handover
-	// completions is the server's URL elicitation registry
-	// (Config.Completions).
-	completions *Completions
+	// urlElicitations is the server's URL elicitation registry
+	// (Config.URLElicitations).
+	urlElicitations *URLElicitations
 }
 
 // HandedOver reports whether the session was closed to be taken over by
@@ -87,7 +87,7 @@ func Spawn(root *actor.RootContext, id string, cfg *Config, opts SpawnOptions) (
 	if cfg.Streams == nil {
 		return nil, errors.New("session: Config.Streams is required")
 	}
-	r := &Ref{id: id, principal: opts.Principal, root: root, completions: cfg.Completions}
+	r := &Ref{id: id, principal: opts.Principal, root: root, urlElicitations: cfg.URLElicitations}
 	var cancel context.CancelFunc
 	r.gone, cancel = context.WithCancel(context.Background())
 	r.end = func() { r.ended.Store(true); cancel() }

@@ -35,7 +35,7 @@ type State struct {
 	Running []messages.ID `json:"running,omitempty"`
 
 	// Events is the session's event log as the cluster kept it (see
-	// Config.Journal), for a restored session; it is not part of the
+	// Config.LogEvent), for a restored session; it is not part of the
 	// State given to Config.Persist.
 	Events []LoggedEvent `json:"-"`
 }

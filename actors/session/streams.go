@@ -69,9 +69,9 @@ type streamSet struct {
 	// than it keeps.
 	standaloneEvents int
 
-	// parked holds the connections of requests the client cancelled after
-	// their stream became resumable, oldest first (see park).
-	parked []*stream
+	// silent holds the connections of requests the client cancelled after
+	// their stream became resumable, oldest first (see silence).
+	silent []*stream
 	// answered holds the request streams most recently answered on a live
 	// connection, oldest first (see retire).
 	answered []*stream
@@ -80,7 +80,7 @@ type streamSet struct {
 	maxEvents, maxBytes, standaloneRetain int
 	obs                                   Observer            // may be nil
 	out                                   Streams             // where frames go
-	journal                               func(e LoggedEvent) // Config.Journal for this session, or nil
+	logEvent                              func(e LoggedEvent) // Config.LogEvent for this session, or nil
 }
 
 func newStreamSet(resumable bool, lim Limits, out Streams) streamSet {
@@ -141,8 +141,8 @@ func (ss *streamSet) send(st *stream, data []byte, end bool) {
 	if end {
 		st.done = true
 	}
-	if ss.journal != nil {
-		ss.journal(LoggedEvent{Stream: st.id, Seq: st.seq, Request: st.request, Data: data, End: end})
+	if ss.logEvent != nil {
+		ss.logEvent(LoggedEvent{Stream: st.id, Seq: st.seq, Request: st.request, Data: data, End: end})
 	}
 	if live(st) && ss.deliver(st, messages.Frame{EventID: eventID(st.id, st.seq), Data: data, End: end}) {
 		ev.delivered = true
@@ -362,26 +362,26 @@ func (ss *streamSet) detach(conn messages.StreamID, inflight map[messages.ID]*in
 			return
 		}
 	}
-	for i, st := range ss.parked {
+	for i, st := range ss.silent {
 		if st.conn == conn {
-			ss.parked = append(ss.parked[:i], ss.parked[i+1:]...)
+			ss.silent = append(ss.silent[:i], ss.silent[i+1:]...)
 			return
 		}
 	}
 }
 
-// maxParked bounds the parked connections of one session.
-const maxParked = 64
+// maxSilent bounds the silent connections of one session.
+const maxSilent = 64
 
-// park retires the stream of a request the client cancelled: no response
+// silence retires the stream of a request the client cancelled: no response
 // will come, and the stream can no longer be resumed. A connection that has
 // not carried an event ID is closed. One that has stays open, silent: a
 // client that saw an event ID and then a closed stream without a response
 // reconnects to resume it (and would fail, again and again), while a
 // client that cancelled stops reading and lets it go. It closes when the
-// client disconnects, when the session ends, or when more than maxParked
+// client disconnects, when the session ends, or when more than maxSilent
 // are open.
-func (ss *streamSet) park(st *stream) {
+func (ss *streamSet) silence(st *stream) {
 	ss.forget(st)
 	if !live(st) {
 		return
@@ -390,11 +390,11 @@ func (ss *streamSet) park(st *stream) {
 		ss.hangUp(st)
 		return
 	}
-	if len(ss.parked) >= maxParked {
-		ss.hangUp(ss.parked[0])
-		ss.parked = ss.parked[1:]
+	if len(ss.silent) >= maxSilent {
+		ss.hangUp(ss.silent[0])
+		ss.silent = ss.silent[1:]
 	}
-	ss.parked = append(ss.parked, st)
+	ss.silent = append(ss.silent, st)
 }
 
 // closeStream ends the connection of a running request's stream early,
@@ -432,11 +432,11 @@ func (ss *streamSet) closeAll(inflight map[messages.ID]*inflight) {
 			ss.hangUp(inf.stream)
 		}
 	}
-	for _, st := range ss.parked {
+	for _, st := range ss.silent {
 		if live(st) {
 			ss.hangUp(st)
 		}
 	}
-	ss.parked = nil
+	ss.silent = nil
 	ss.log, ss.logBytes, ss.standaloneEvents = nil, 0, 0
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // LoggedEvent is one event of a resumable session's event log (an SSE
-// event with an ID), as a cluster keeps it durable (Config.Journal) so
+// event with an ID), as a cluster keeps it durable (Config.LogEvent) so
 // that the session, restored on another node after a loss, replays it to
 // a client resuming with Last-Event-ID (State.Events).
 type LoggedEvent struct {

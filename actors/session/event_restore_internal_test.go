@@ -11,14 +11,14 @@ import (
 )
 
 // TestRestoredEventLog checks a session's event log rebuilt from what the
-// journal kept of it on a node that was then lost: a client resumes any
+// event log kept of it on a node that was then lost: a client resumes any
 // stream from an event it saw; a request whose handler was lost ends with
 // an error; nothing the restored session numbers reuses an event ID the
 // lost node may have given.
 func TestRestoredEventLog(t *testing.T) {
 	lost := newTestStreamSet(&recordStreams{})
 	var kept []LoggedEvent
-	lost.journal = func(e LoggedEvent) { kept = append(kept, e) }
+	lost.logEvent = func(e LoggedEvent) { kept = append(kept, e) }
 
 	lost.send(nil, []byte(`{"standalone":1}`), false) // no GET: logged for later
 	answered, _ := answer(&lost, 1)
@@ -26,13 +26,13 @@ func TestRestoredEventLog(t *testing.T) {
 	running := lost.open(sink.id, messages.StringID("slow"))
 	lost.send(running, []byte(`{"progress":2}`), false)
 	seen := sink.frames[1].EventID // after the priming event
-	require.Len(t, kept, 4, "every event with an ID is journaled")
+	require.Len(t, kept, 4, "every event with an ID is logged")
 	assert.Equal(t, LoggedEvent{Stream: running.id, Seq: 1, Request: messages.StringID("slow"), Data: []byte(`{"progress":2}`)}, kept[3])
 
 	out := &recordStreams{}
 	ss := newTestStreamSet(out)
 	var again []LoggedEvent
-	ss.journal = func(e LoggedEvent) { again = append(again, e) }
+	ss.logEvent = func(e LoggedEvent) { again = append(again, e) }
 	ss.restore(kept)
 
 	t.Run("a request that was running ends with an error", func(t *testing.T) {
@@ -44,7 +44,7 @@ func TestRestoredEventLog(t *testing.T) {
 		assert.True(t, f.End)
 		assert.Contains(t, string(f.Data), `"id":"slow"`)
 		assert.Contains(t, string(f.Data), "lost before it answered")
-		require.Len(t, again, 1, "the error is journaled: another loss keeps it")
+		require.Len(t, again, 1, "the error is logged: another loss keeps it")
 		assert.True(t, again[0].End)
 	})
 	t.Run("an answered request is replayed", func(t *testing.T) {
@@ -62,7 +62,7 @@ func TestRestoredEventLog(t *testing.T) {
 	})
 	t.Run("the standalone stream resumes after an event the log lost", func(t *testing.T) {
 		conn := out.sink()
-		ss.attach(conn.id, eventID("0", 2)) // given by the lost node, never journaled
+		ss.attach(conn.id, eventID("0", 2)) // given by the lost node, never logged
 		require.Equal(t, []messages.StreamSignal{messages.SignalAttached}, conn.signals)
 		var data []string
 		for _, f := range conn.frames {

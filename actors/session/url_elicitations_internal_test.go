@@ -62,14 +62,14 @@ func isDone(w *urlWait) bool {
 // only when the wait asks the store.
 func TestCompletionsStore(t *testing.T) {
 	store := &mapStore{}
-	a := NewCompletions(time.Minute, time.Second)
+	a := NewURLElicitations(time.Minute, time.Second)
 	a.SetStore(store, nil)
 	require.NoError(t, a.Record(t.Context(), "id/with spaces", "alice"))
 	for k := range store.vals {
 		assert.Regexp(t, `^url-done\.[0-9a-f]{32}$`, k, "the key is a digest of the ID")
 	}
 
-	b := NewCompletions(time.Minute, time.Second)
+	b := NewURLElicitations(time.Minute, time.Second)
 	b.SetStore(store, nil)
 	w := b.watch(t.Context(), "id/with spaces", "alice", true)
 	assert.True(t, isDone(w), "read from the store")
@@ -92,7 +92,7 @@ func TestCompletionsStore(t *testing.T) {
 // record, and says so in the log.
 func TestCompletionsStoreUnreadable(t *testing.T) {
 	var buf bytes.Buffer
-	c := NewCompletions(time.Minute, time.Second)
+	c := NewURLElicitations(time.Minute, time.Second)
 	c.SetStore(&mapStore{err: errors.New("no leader")}, slog.New(slog.NewTextHandler(&buf, nil)))
 	w := c.watch(t.Context(), "x", "", true)
 	defer c.unwatch(w)

@@ -10,13 +10,13 @@ import (
 	"time"
 )
 
-// Completions is a node's record of the URL elicitations whose out-of-band
+// URLElicitations is a node's record of the URL elicitations whose out-of-band
 // step is done, each kept for a while (a retry may come later), and of the
 // handlers waiting for them. A cluster tells every node of each
 // completion, and, with a store (SetStore), also records it there: a node
 // that did not hear of it (restarted, or joined since) reads it back when
 // a handler waits for that step. It is safe for concurrent use.
-type Completions struct {
+type URLElicitations struct {
 	mu      sync.Mutex
 	done    map[string]completion // id → when, by whom
 	waiting map[*urlWait]struct{}
@@ -39,17 +39,17 @@ type urlWait struct {
 	once          sync.Once
 }
 
-// NewCompletions returns a registry whose completions are kept for keep;
+// NewURLElicitations returns a registry whose completions are kept for keep;
 // a modern retry waits up to wait for its step.
-func NewCompletions(keep, wait time.Duration) *Completions {
-	return &Completions{done: make(map[string]completion), waiting: make(map[*urlWait]struct{}), keep: keep, modernWait: wait}
+func NewURLElicitations(keep, wait time.Duration) *URLElicitations {
+	return &URLElicitations{done: make(map[string]completion), waiting: make(map[*urlWait]struct{}), keep: keep, modernWait: wait}
 }
 
 // SetStore makes c record each completion in store (Record) and read
 // there the ones this node did not hear of; entries must live as long as
 // c keeps its own. Problems reading or writing it go to log. Call it
 // before c is used.
-func (c *Completions) SetStore(store Store, log *slog.Logger) {
+func (c *URLElicitations) SetStore(store Store, log *slog.Logger) {
 	c.store, c.log = store, log
 }
 
@@ -63,7 +63,7 @@ func completionKey(id string) string {
 // Record writes that URL elicitation id of principal is done to the
 // store, if c has one, so that a node that does not hear of it (Complete)
 // finds it there.
-func (c *Completions) Record(ctx context.Context, id, principal string) error {
+func (c *URLElicitations) Record(ctx context.Context, id, principal string) error {
 	if c.store == nil {
 		return nil
 	}
@@ -75,7 +75,7 @@ func (c *Completions) Record(ctx context.Context, id, principal string) error {
 // Complete records that URL elicitation id of principal is done and wakes
 // what waits for it. It reports whether a handler of this node was
 // waiting.
-func (c *Completions) Complete(id, principal string) bool {
+func (c *URLElicitations) Complete(id, principal string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := time.Now()
@@ -99,7 +99,7 @@ func (c *Completions) Complete(id, principal string) bool {
 // at once if the step is done already, as this node heard or, with
 // lookup, as the store recorded it (a modern handler run again, perhaps
 // on a node that was down when the step was done).
-func (c *Completions) watch(ctx context.Context, id, principal string, lookup bool) *urlWait {
+func (c *URLElicitations) watch(ctx context.Context, id, principal string, lookup bool) *urlWait {
 	w := &urlWait{id: id, principal: principal, done: make(chan struct{})}
 	c.mu.Lock()
 	if d, ok := c.done[id]; ok && d.principal == principal {
@@ -119,7 +119,7 @@ func (c *Completions) watch(ctx context.Context, id, principal string, lookup bo
 // stored reports whether the store records id as done by principal. A
 // store that cannot be read counts as no record: the handler waits for a
 // completion it hears, or asks again.
-func (c *Completions) stored(ctx context.Context, id, principal string) bool {
+func (c *URLElicitations) stored(ctx context.Context, id, principal string) bool {
 	if c.store == nil {
 		return false
 	}
@@ -135,7 +135,7 @@ func (c *Completions) stored(ctx context.Context, id, principal string) bool {
 	return false
 }
 
-func (c *Completions) unwatch(w *urlWait) {
+func (c *URLElicitations) unwatch(w *urlWait) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.waiting, w)
