@@ -23,8 +23,8 @@ func (s *Server) sessionObserver() session.Observer {
 
 // httpObserver is what the HTTP transport reports to: Options.Metrics,
 // and Options.Observer when it observes HTTP too.
-func (s *Server) httpObserver() transport.Observer {
-	other, _ := s.opts.Observer.(transport.Observer)
+func (s *Server) httpObserver() transport.HTTPObserver {
+	other, _ := s.opts.Observer.(transport.HTTPObserver)
 	switch {
 	case s.metrics == nil:
 		return other // nil when the Observer does not observe HTTP
@@ -45,7 +45,7 @@ func (t teeObserver) PendingCalls(delta int) { t[0].PendingCalls(delta); t[1].Pe
 func (t teeObserver) EventsReplayed(n int)   { t[0].EventsReplayed(n); t[1].EventsReplayed(n) }
 
 // teeHTTP reports to two HTTP observers.
-type teeHTTP [2]transport.Observer
+type teeHTTP [2]transport.HTTPObserver
 
 func (t teeHTTP) HTTPRequest(m string, status int, d time.Duration) {
 	t[0].HTTPRequest(m, status, d)

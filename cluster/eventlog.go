@@ -29,7 +29,7 @@ import (
 // for them: a batch the stream refuses is lost and counted
 // (mcp_cluster_write_failures_total); a node that is lost loses what it
 // had not written yet.
-type eventWriter struct {
+type eventLogWriter struct {
 	node   *Node
 	wake   chan struct{} // a send wakes run
 	full   chan struct{} // a send ends the wait for a batch to gather
@@ -52,14 +52,14 @@ const (
 	batchAck   = 2 * time.Second // how long a batch's acknowledgement is waited for before the next
 )
 
-func newEventWriter(n *Node) *eventWriter {
-	return &eventWriter{node: n, wake: make(chan struct{}, 1), full: make(chan struct{}, 1), prefix: randomID(8) + "."}
+func newEventWriter(n *Node) *eventLogWriter {
+	return &eventLogWriter{node: n, wake: make(chan struct{}, 1), full: make(chan struct{}, 1), prefix: randomID(8) + "."}
 }
 
 // enqueue queues m for the log. An event larger than one durable write
 // (sizes.go) is left out, alone: in a batch it would fail every event of
 // the batch, other sessions' too.
-func (w *eventWriter) enqueue(m *nats.Msg) {
+func (w *eventLogWriter) enqueue(m *nats.Msg) {
 	if max := w.node.maxDurable(); len(m.Data) > max {
 		w.tooLarge.Add(1)
 		if !w.warned.Swap(true) {
@@ -100,7 +100,7 @@ func signal(ch chan struct{}) {
 
 // lose drops what is queued and everything enqueued from now on, as a
 // node's crash does (Node.Kill).
-func (w *eventWriter) lose() {
+func (w *eventLogWriter) lose() {
 	w.mu.Lock()
 	w.pending, w.lost = nil, true
 	w.mu.Unlock()
@@ -109,7 +109,7 @@ func (w *eventWriter) lose() {
 // run writes the queue until the node stops, once the stream exists; what
 // is queued then is written without waiting (Close waits for the
 // acknowledgements of everything written without waiting).
-func (w *eventWriter) run() {
+func (w *eventLogWriter) run() {
 	defer w.node.stopped.Done()
 	select {
 	case <-w.node.up:
@@ -127,7 +127,7 @@ func (w *eventWriter) run() {
 // next waits for an event to be queued, then lets others join it for
 // Options.EventDelay, or until a batch is full. It reports false when the
 // node stops meanwhile.
-func (w *eventWriter) next() bool {
+func (w *eventLogWriter) next() bool {
 	select {
 	case <-w.wake:
 	case <-w.node.stop:
@@ -160,7 +160,7 @@ func (w *eventWriter) next() bool {
 
 // write publishes up to maxBatch queued events and, with wait, waits for
 // the acknowledgement. It reports whether there was anything to write.
-func (w *eventWriter) write(wait bool) bool {
+func (w *eventLogWriter) write(wait bool) bool {
 	w.mu.Lock()
 	batch := w.pending[:min(len(w.pending), maxBatch)]
 	if len(batch) == 0 {
@@ -221,7 +221,7 @@ func (w *eventWriter) write(wait bool) bool {
 }
 
 // failed counts events that could not be written.
-func (w *eventWriter) failed(events int, err error) {
+func (w *eventLogWriter) failed(events int, err error) {
 	w.node.asyncFailures.Add(int64(events))
 	w.node.log.Debug("appending to the event log failed", "events", events, "err", err)
 }

@@ -26,7 +26,7 @@ import (
 // its node was lost: the new owner reads the session's events and replays
 // them (session.State.Events).
 //
-//	actor ──LogEvent──▶ eventWriter ──batches──▶ events.<session>  (owner, every SSE event; eventlog.go)
+//	actor ──LogEvent──▶ eventLogWriter ──batches──▶ events.<session>  (owner, every SSE event; eventlog.go)
 //	takeover ──restore──▶ direct gets (events.<session>, any replica) ──▶ State.Events ──▶ session actor
 //
 // A stored event is one line "<stream> <seq> <end> <epoch> <request ID>\n"

@@ -13,7 +13,7 @@ import (
 // this node holds the stream, published to the node that holds it
 // otherwise; and what other nodes' sessions send to the streams held here.
 
-// DeliverStream implements router.Router and session.Streams. An event for
+// DeliverStream implements router.Router and session.StreamSink. An event for
 // another node's stream is published to that node: it is reported taken,
 // and the holder tells the session if the stream turns out to be gone
 // (streams.go). Every event carries the epoch of the session's owner
@@ -108,7 +108,7 @@ func responseError(ev messages.StreamEvent, why string) (messages.StreamEvent, b
 	return ev, true
 }
 
-// StreamGone implements router.Router and session.Streams. A stream held
+// StreamGone implements router.Router and session.StreamSink. A stream held
 // by another node reads as gone: a client that opens a GET stream on
 // another node than its last one has moved (a load balancer sent it
 // elsewhere), and its new stream takes the old one's place.

@@ -62,8 +62,8 @@ type Node struct {
 	// samples.
 	warnWrites, warnNATS, warnOwners rate.Sometimes
 
-	evw          *eventWriter // writes the event log (eventlog.go)
-	atomicEvents atomic.Bool  // the event log takes atomic batches
+	evw          *eventLogWriter // writes the event log (eventlog.go)
+	atomicEvents atomic.Bool     // the event log takes atomic batches
 
 	settled      atomic.Bool                // the node has been ready once (embedded.go's log levels, the first lease's)
 	sessionCount atomic.Pointer[func() int] // CountSessions

@@ -1,6 +1,6 @@
 // Package metrics exports what mcp-actors sessions and transports do as
 // Prometheus metrics. A *Metrics is both a session.Observer (pass it in
-// mcpactors.Options) and a transport.Observer (pass it in
+// mcpactors.Options) and a transport.HTTPObserver (pass it in
 // transport.HTTPOptions):
 //
 //	session actors ──RequestHandled / PendingCalls / EventsReplayed──▶ Metrics ──▶ /metrics
@@ -274,7 +274,7 @@ func (m *Metrics) PendingCalls(delta int) { m.pending.Add(float64(delta)) }
 // EventsReplayed implements session.Observer.
 func (m *Metrics) EventsReplayed(n int) { m.eventsReplayed.Add(float64(n)) }
 
-// HTTPRequest implements transport.Observer.
+// HTTPRequest implements transport.HTTPObserver.
 func (m *Metrics) HTTPRequest(method string, status int, d time.Duration) {
 	switch method {
 	case "GET", "POST", "DELETE":
@@ -307,7 +307,7 @@ type httpMetrics struct {
 	latency  prometheus.Observer
 }
 
-// StreamEvent implements transport.Observer.
+// StreamEvent implements transport.HTTPObserver.
 func (m *Metrics) StreamEvent(bool) { m.eventsSent.Inc() }
 
 // knownMethods are the method labels kept as they are; anything else a

@@ -131,12 +131,12 @@ func (l *Local) Check(ctx context.Context, id string) error {
 }
 
 // Lookup returns what is known of session id, or ErrSessionNotFound.
-func (l *Local) Lookup(_ context.Context, id string) (Meta, error) {
+func (l *Local) Lookup(_ context.Context, id string) (Registered, error) {
 	e := l.entry(id)
 	if e == nil || e.deleted.Load() {
-		return Meta{}, ErrSessionNotFound
+		return Registered{}, ErrSessionNotFound
 	}
-	m := Meta{Principal: e.principal}
+	m := Registered{Principal: e.principal}
 	if info := e.ref.Info(); info != nil {
 		m.ProtocolVersion = info.ProtocolVersion
 	}
@@ -174,10 +174,10 @@ func (l *Local) Deliver(_ context.Context, id string, m messages.ActorMessage) e
 	return nil
 }
 
-// DeliverStream implements Router and session.Streams.
+// DeliverStream implements Router and session.StreamSink.
 func (l *Local) DeliverStream(ev messages.StreamEvent) bool { return l.streams.Deliver(ev) }
 
-// StreamGone implements Router and session.Streams.
+// StreamGone implements Router and session.StreamSink.
 func (l *Local) StreamGone(id messages.StreamID) bool { return l.streams.Gone(id) }
 
 // Streams implements Router.

@@ -50,12 +50,12 @@ func TestLocalOpenLookupDeliver(t *testing.T) {
 	require.NoError(t, rt.Check(ctx, id), "and stays")
 	meta, err := local(t, srv).Lookup(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, router.Meta{Principal: "alice"}, meta, "no protocol version before initialize")
+	assert.Equal(t, router.Registered{Principal: "alice"}, meta, "no protocol version before initialize")
 
 	initialize(t, rt, id, "alice")
 	meta, err = local(t, srv).Lookup(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, router.Meta{Principal: "alice", ProtocolVersion: "2025-06-18"}, meta)
+	assert.Equal(t, router.Registered{Principal: "alice", ProtocolVersion: "2025-06-18"}, meta)
 
 	res := response(t, roundTrip(t, rt, id, "alice", call(2, messages.MethodPing, "")))
 	assert.Nil(t, res.Error)

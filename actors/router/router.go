@@ -43,7 +43,7 @@ type Router interface {
 	// names.
 	Deliver(ctx context.Context, id string, m messages.ActorMessage) error
 	// DeliverStream hands ev to the stream it names, on whichever node
-	// holds it, and reports whether it was taken (see session.Streams).
+	// holds it, and reports whether it was taken (see session.StreamSink).
 	DeliverStream(ev messages.StreamEvent) bool
 	// StreamGone reports whether the client of a stream of this node has
 	// gone; streams elsewhere report false.
@@ -66,8 +66,8 @@ type OpenOptions struct {
 	Restore *session.State
 }
 
-// Meta is what a node knows of one of its sessions (Local.Lookup).
-type Meta struct {
+// Registered is what a node knows of one of its sessions (Local.Lookup).
+type Registered struct {
 	// Principal is who opened the session.
 	Principal string
 	// ProtocolVersion is the revision the session agreed on at

@@ -369,9 +369,9 @@ func (a *sessionActor) close(ctx actor.Context, reason string) {
 		delete(a.inflight, id)
 	}
 	if a.cfg.OnClose != nil {
-		a.cfg.OnClose(a.ref) // before Done: whoever waits on it sees the session gone everywhere
+		a.cfg.OnClose(a.ref) // before Done: whoever waits on it sees the session closed everywhere
 	}
-	a.ref.end()
+	a.ref.markClosed()
 	if ctx != nil {
 		ctx.Poison(ctx.Self())
 	}

@@ -99,7 +99,7 @@ type Config struct {
 	Observer Observer
 	// Streams carries the sessions' frames to the streams they are
 	// addressed to (the node's stream registry, or the cluster). Required.
-	Streams Streams
+	Streams StreamSink
 	// Acting, when set, returns the context a handler starting now runs
 	// under, besides its request's: it ends when this node may no longer
 	// act for its sessions (a cluster node's lease deadline), so that no
@@ -199,10 +199,10 @@ type Observer interface {
 	EventsReplayed(n int)
 }
 
-// Streams is where a session sends what it has for its streams: the node's
+// StreamSink is where a session sends what it has for its streams: the node's
 // stream registry in one process, the cluster's router across nodes. Its
 // methods are called on the session actor and must not block.
-type Streams interface {
+type StreamSink interface {
 	// DeliverStream hands ev to the stream it names, and reports whether
 	// the stream took it. A stream that is gone, or whose client is not
 	// keeping up, refuses it; the session then stops using the stream

@@ -22,9 +22,9 @@ type Ref struct {
 	principal  string
 	pid        atomic.Pointer[actor.PID] // set once the actor runs
 	root       *actor.RootContext
-	gone       context.Context // cancelled by the actor when the session ends
-	ended      atomic.Bool     // set with gone: Closed reads it without making gone's channel
-	end        context.CancelFunc
+	closedCtx  context.Context // cancelled by the actor when the session has closed
+	closed     atomic.Bool     // set with closedCtx: Closed reads it without making its channel
+	markClosed context.CancelFunc
 	client     *dispatcher.Client
 	info       atomic.Pointer[Info] // set once by the actor at initialize
 	handedOver atomic.Bool          // closed with CloseSession.Handover
@@ -51,14 +51,14 @@ func (r *Ref) Principal() string { return r.principal }
 func (r *Ref) PID() *actor.PID { return r.pid.Load() }
 
 // Send delivers m to the session's mailbox. It never blocks. After the
-// session has ended, messages are dropped.
+// session has closed, messages are dropped.
 func (r *Ref) Send(m messages.ActorMessage) { r.post(m) }
 
-// Done is closed when the session has ended.
-func (r *Ref) Done() <-chan struct{} { return r.gone.Done() }
+// Done is closed when the session has closed.
+func (r *Ref) Done() <-chan struct{} { return r.closedCtx.Done() }
 
-// Closed reports whether the session has ended.
-func (r *Ref) Closed() bool { return r.ended.Load() }
+// Closed reports whether the session has closed.
+func (r *Ref) Closed() bool { return r.closed.Load() }
 
 func (r *Ref) post(m any) {
 	if r.Closed() {
@@ -89,9 +89,9 @@ func Spawn(root *actor.RootContext, id string, cfg *Config, opts SpawnOptions) (
 	}
 	r := &Ref{id: id, principal: opts.Principal, root: root, urlElicitations: cfg.URLElicitations}
 	var cancel context.CancelFunc
-	r.gone, cancel = context.WithCancel(context.Background())
-	r.end = func() { r.ended.Store(true); cancel() }
-	r.client = dispatcher.NewClient(func(m dispatcher.Message) { r.post(m) }, r.gone, ErrSessionClosed)
+	r.closedCtx, cancel = context.WithCancel(context.Background())
+	r.markClosed = func() { r.closed.Store(true); cancel() }
+	r.client = dispatcher.NewClient(func(m dispatcher.Message) { r.post(m) }, r.closedCtx, ErrSessionClosed)
 	var popts []actor.PropsOption
 	if cfg.Dispatcher != nil {
 		popts = append(popts, actor.WithDispatcher(cfg.Dispatcher))

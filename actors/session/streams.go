@@ -79,11 +79,11 @@ type streamSet struct {
 	session                               string // the session's ID: every event names it
 	maxEvents, maxBytes, standaloneRetain int
 	obs                                   Observer            // may be nil
-	out                                   Streams             // where frames go
+	out                                   StreamSink          // where frames go
 	logEvent                              func(e LoggedEvent) // Config.LogEvent for this session, or nil
 }
 
-func newStreamSet(resumable bool, lim Limits, out Streams) streamSet {
+func newStreamSet(resumable bool, lim Limits, out StreamSink) streamSet {
 	ss := streamSet{
 		out:              out,
 		resumable:        resumable,

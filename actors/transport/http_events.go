@@ -14,7 +14,7 @@ type eventWriter struct {
 	rc      *http.ResponseController
 	timeout time.Duration
 	retry   string // the retry field of priming events, in ms
-	obs     Observer
+	obs     HTTPObserver
 	buf     []byte
 }
 

@@ -77,15 +77,15 @@ type HTTPOptions struct {
 	// Retry is the reconnection delay sent in priming events (default 1 s).
 	Retry time.Duration
 	// Observer receives transport events for metrics; nil ignores them.
-	Observer Observer
+	Observer HTTPObserver
 	// Logger receives transport diagnostics (at debug level, a line per
 	// request and one per refused request with its reason); nil means
 	// slog.Default().
 	Logger *slog.Logger
 }
 
-// Observer is told about HTTP traffic, for metrics.
-type Observer interface {
+// HTTPObserver is told about HTTP traffic, for metrics.
+type HTTPObserver interface {
 	// HTTPRequest reports one finished HTTP request.
 	HTTPRequest(method string, status int, d time.Duration)
 	// StreamEvent reports an SSE event written; replayed is true for events
