@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json/jsontext"
 	"log/slog"
 	"strings"
 	"sync"
@@ -107,11 +108,11 @@ type Modern struct {
 	opts ModernOptions
 	log  *slog.Logger
 
-	conts    sync.Map      // continuation ID → *contRef, from spawn to end
-	running  sync.Map      // *modernCall → struct{}: handlers running
-	runs     runGate       // handler runs and what else Close waits for
-	heads    sync.Map      // method → []byte: resultHead
-	meta     messages.Meta // serverMeta's, made once
+	conts    sync.Map       // continuation ID → *contRef, from spawn to end
+	running  sync.Map       // *modernCall → struct{}: handlers running
+	runs     runGate        // handler runs and what else Close waits for
+	meta     messages.Meta  // serverMeta's, made once
+	metaJSON jsontext.Value // meta, encoded
 	metaOnce sync.Once
 	// answered remembers the continuations that sent their result, until
 	// their last requestState expires: a retry of one is refused rather

@@ -6,6 +6,7 @@ import (
 	json "encoding/json/v2"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -33,11 +34,20 @@ func (m *Modern) discover(id messages.ID) []byte {
 
 // serverMeta is the _meta of every result: who answers.
 func (m *Modern) serverMeta() messages.Meta {
-	m.metaOnce.Do(func() {
-		info, _ := messages.Marshal(m.cfg.ServerInfo)
-		m.meta = messages.Meta{messages.MetaKeyServerInfo: info}
-	})
+	m.metaOnce.Do(m.encodeServerMeta)
 	return m.meta // shared: only read
+}
+
+// serverMetaJSON is serverMeta, encoded.
+func (m *Modern) serverMetaJSON() jsontext.Value {
+	m.metaOnce.Do(m.encodeServerMeta)
+	return m.metaJSON // shared: only read
+}
+
+func (m *Modern) encodeServerMeta() {
+	info, _ := messages.Marshal(m.cfg.ServerInfo)
+	m.meta = messages.Meta{messages.MetaKeyServerInfo: info}
+	m.metaJSON, _ = messages.Marshal(m.meta)
 }
 
 // encodeResult is the final frame of a modern request answered by id:
@@ -45,15 +55,17 @@ func (m *Modern) serverMeta() messages.Meta {
 // cacheable result its caching hints; or the error it returned.
 func (m *Modern) encodeResult(method string, id messages.ID, res any, err error) []byte {
 	if err == nil {
-		if b, eerr := messages.EncodeResult(id, res); eerr == nil {
-			if out, ok := m.spliceHead(method, id, b); ok {
-				return out
-			}
-		}
-		// The result has a _meta of its own: merged, the slow way.
 		raw, merr := messages.Marshal(res)
 		if merr == nil {
-			if out, werr := m.wrapResult(method, raw); werr == nil {
+			// The common case: the fields go in front of the result's own
+			// members. A result with a member of the same name (its own
+			// _meta) fails the encoder's check for duplicate names and is
+			// merged instead.
+			if b, eerr := messages.EncodeResult(id, m.resultHead(method, raw)); eerr == nil {
+				return b
+			}
+			var out []byte
+			if out, merr = m.mergeResult(method, raw); merr == nil {
 				if b, eerr := messages.EncodeResult(id, jsontext.Value(out)); eerr == nil {
 					return b
 				}
@@ -74,44 +86,67 @@ func (m *Modern) encodeResult(method string, id messages.ID, res any, err error)
 	return messages.EncodeError(id, wire)
 }
 
-// spliceHead puts a modern result's fields (resultHead) at the start of
-// the result object of frame, an encoded response to id, without decoding
-// it; ok is false for a result with a _meta of its own (merged by
-// wrapResult instead).
-func (m *Modern) spliceHead(method string, id messages.ID, frame []byte) ([]byte, bool) {
-	raw := id.Raw()
-	const pre, mid = `{"jsonrpc":"2.0","id":`, `,"result":{`
-	n := len(pre) + len(raw) + len(mid)
-	if len(frame) < n+1 || string(frame[:len(pre)]) != pre || string(frame[len(pre):len(pre)+len(raw)]) != raw ||
-		string(frame[len(pre)+len(raw):n]) != mid || bytes.Contains(frame[n:], []byte(`"_meta"`)) {
-		return nil, false
-	}
-	head := m.resultHead(method)
-	out := make([]byte, 0, len(frame)+len(head)+1)
-	out = append(out, frame[:n]...)
-	out = append(out, head[1:]...) // the fields, without head's "{"
-	if frame[n] != '}' {
-		out = append(out, ',')
-	}
-	return append(out, frame[n:]...), true
+// modernResult is a modern result on the wire: the fields the server adds,
+// then the members of the handler's result object (Result).
+type modernResult struct {
+	meta       jsontext.Value // the server's identity: serverMetaJSON
+	ttlMs      int64
+	cacheScope string // "" for a result that is not cacheable
+	result     jsontext.Value
 }
 
-// resultHead is the start of a wrapped result object of method, up to
-// its first field: "{" and the fields wrapResult adds.
-func (m *Modern) resultHead(method string) []byte {
-	if h, ok := m.heads.Load(method); ok {
-		return h.([]byte)
+// errMemberTaken reports a result object with a member the server sets.
+var errMemberTaken = errors.New("session: the result has a member the server sets")
+
+// MarshalJSONTo writes r: the server's fields, then the result object's
+// own members, token by token. A member the server sets too (a _meta of
+// the handler's own) fails the encoder's check for duplicate names.
+func (r *modernResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+	dec := resultDecoders.Get().(*jsontext.Decoder)
+	defer resultDecoders.Put(dec)
+	dec.Reset(bytes.NewReader(r.result))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return errors.Join(errMemberTaken, err)
 	}
-	info, _ := messages.Marshal(m.cfg.ServerInfo)
-	h := []byte(`{"resultType":"complete","_meta":{"` + messages.MetaKeyServerInfo + `":` + string(info) + `}`)
+	err := errors.Join(enc.WriteToken(jsontext.BeginObject),
+		enc.WriteToken(jsontext.String("resultType")), enc.WriteToken(jsontext.String(messages.ResultComplete)),
+		enc.WriteToken(jsontext.String("_meta")), enc.WriteValue(r.meta))
+	if r.cacheScope != "" {
+		err = errors.Join(err, enc.WriteToken(jsontext.String("ttlMs")), enc.WriteToken(jsontext.Int(r.ttlMs)),
+			enc.WriteToken(jsontext.String("cacheScope")), enc.WriteToken(jsontext.String(r.cacheScope)))
+	}
+	for err == nil && dec.PeekKind() != '}' {
+		var name jsontext.Token
+		var v jsontext.Value
+		if name, err = dec.ReadToken(); err == nil {
+			if err = enc.WriteToken(name); err == nil {
+				if v, err = dec.ReadValue(); err == nil {
+					err = enc.WriteValue(v)
+				}
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return enc.WriteToken(jsontext.EndObject)
+}
+
+// resultDecoders are the decoders modernResult reads result objects with.
+var resultDecoders = sync.Pool{New: func() any { return jsontext.NewDecoder(bytes.NewReader(nil)) }}
+
+// resultHead wraps raw, a result object of method, with the fields every
+// modern result carries: resultType, the server's identity in _meta and,
+// for a cacheable result, ttlMs and cacheScope.
+func (m *Modern) resultHead(method string, raw jsontext.Value) *modernResult {
+	r := &modernResult{meta: m.serverMetaJSON(), result: raw}
 	switch method {
 	case messages.MethodListTools, messages.MethodListPrompts, messages.MethodListResources, messages.MethodListResourceTemplates:
-		h = append(h, `,"ttlMs":`+strconv.FormatInt(m.opts.ListTTL.Milliseconds(), 10)+`,"cacheScope":"public"`...)
+		r.ttlMs, r.cacheScope = m.opts.ListTTL.Milliseconds(), messages.CachePublic
 	case messages.MethodReadResource:
-		h = append(h, `,"ttlMs":0,"cacheScope":"private"`...)
+		r.ttlMs, r.cacheScope = 0, messages.CachePrivate
 	}
-	m.heads.Store(method, h)
-	return h
+	return r
 }
 
 // answer is the final frame of call c for turn t: its handler's result or
@@ -149,20 +184,10 @@ func (m *Modern) answer(c *modernCall, t *turn, res any, err error) []byte {
 	return frame
 }
 
-// wrapResult adds resultType, the server's identity in _meta and, for a
-// cacheable result, ttlMs and cacheScope to a result object.
-func (m *Modern) wrapResult(method string, raw []byte) ([]byte, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) >= 2 && raw[0] == '{' && !bytes.Contains(raw, []byte(`"_meta"`)) {
-		// The common case, without decoding: the fields go in front.
-		head := m.resultHead(method)
-		out := make([]byte, 0, len(head)+len(raw))
-		out = append(out, head...)
-		if rest := bytes.TrimSpace(raw[1:]); len(rest) > 0 && rest[0] != '}' {
-			out = append(out, ',')
-		}
-		return append(out, raw[1:]...), nil
-	}
+// mergeResult adds resultType, the server's identity in _meta (merged
+// with the result's own) and, for a cacheable result, ttlMs and
+// cacheScope to raw, a result object.
+func (m *Modern) mergeResult(method string, raw []byte) ([]byte, error) {
 	fields := map[string]any{}
 	var obj map[string]jsontext.Value
 	if err := json.Unmarshal(raw, &obj); err != nil {
