@@ -1,7 +1,6 @@
 package mcpactors_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	json "encoding/json/v2"
@@ -20,6 +19,7 @@ import (
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/cluster"
 	"github.com/mcp-actors/mcp-actors/internal/access"
+	"github.com/mcp-actors/mcp-actors/internal/sse"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -297,23 +297,14 @@ func (c *call) rest() []sseEvent {
 
 // readSSE reads the events of an SSE body into out until it ends.
 func readSSE(body io.Reader, out chan<- sseEvent) {
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	var ev sseEvent
-	var data []string
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if ev.id != "" || len(data) > 0 {
-				ev.data = strings.Join(data, "\n")
-				out <- ev
-			}
-			ev, data = sseEvent{}, nil
-		case strings.HasPrefix(line, "id:"):
-			ev.id = strings.TrimSpace(line[len("id:"):])
-		case strings.HasPrefix(line, "data:"):
-			data = append(data, strings.TrimPrefix(line[len("data:"):], " "))
+	rd := sse.NewReader(body)
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			return
+		}
+		if ev.HasID || ev.HasData {
+			out <- sseEvent{id: ev.ID, data: string(ev.Data)}
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package mcpactors_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json/jsontext"
 	json "encoding/json/v2"
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/internal/sse"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -222,10 +222,14 @@ func listenOn(t *testing.T, url string, id int) func() string {
 	lines := make(chan string, 16)
 	go func() {
 		defer close(lines)
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				lines <- data
+		rd := sse.NewReader(resp.Body)
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				return
+			}
+			if ev.HasData {
+				lines <- string(ev.Data)
 			}
 		}
 	}()

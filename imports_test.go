@@ -28,6 +28,7 @@ var allowedImports = map[string][]string{
 	"internal/sealed":    {},
 	"internal/memguard":  {},
 	"internal/certfile":  {},
+	"internal/sse":       {},
 	"internal/access":    {"actors/router", "actors/session"},
 	".": {"actors/dispatcher", "actors/session", "actors/router", "actors/transport", "cluster", "metrics",
 		"internal/access", "internal/schema", "internal/loopback", "internal/sealed", "internal/tracing", "internal/memguard", "internal/certfile", "messages"},

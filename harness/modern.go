@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/internal/sse"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -177,14 +177,16 @@ func (c *modernConn) collect(req *http.Request, stream string) {
 	defer resp.Body.Close()
 	c.inbox.add(&Received{Raw: []byte(`{"http":` + strconv.Itoa(resp.StatusCode) + `}`), Stream: stream})
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				c.add([]byte(data), stream)
+		rd := sse.NewReader(resp.Body)
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				return
+			}
+			if ev.HasData {
+				c.add(ev.Data, stream)
 			}
 		}
-		return
 	}
 	body, err := io.ReadAll(resp.Body)
 	if err == nil && len(bytes.TrimSpace(body)) > 0 {

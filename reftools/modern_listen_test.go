@@ -1,10 +1,8 @@
 package reftools_test
 
 import (
-	"bufio"
 	"context"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/transport"
+	"github.com/mcp-actors/mcp-actors/internal/sse"
 	"github.com/mcp-actors/mcp-actors/messages"
 	"github.com/mcp-actors/mcp-actors/reftools"
 )
@@ -39,10 +38,14 @@ func listenStreamOf(t *testing.T, url string, id int, filter string) (func() str
 	lines := make(chan string, 16)
 	go func() {
 		defer close(lines)
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				lines <- data
+		rd := sse.NewReader(resp.Body)
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				return
+			}
+			if ev.HasData {
+				lines <- string(ev.Data)
 			}
 		}
 	}()
@@ -127,12 +130,13 @@ func TestModernListenKeepAlive(t *testing.T) {
 	c := wireCall{method: messages.MethodSubscriptionsListen, params: `{"notifications":{"toolsListChanged":true}}`}
 	resp := openPost(t, ctx, hs.URL+"/mcp", 1, c)
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	rd := sse.NewReader(resp.Body)
 	comments := 0
-	for comments < 2 && sc.Scan() {
-		if strings.HasPrefix(sc.Text(), ":") {
-			comments++
-		}
+	var rerr error
+	for comments < 2 && rerr == nil {
+		var ev sse.Event
+		ev, rerr = rd.Next()
+		comments += len(ev.Comments)
 	}
-	assert.Equal(t, 2, comments, "keep-alive comments on a quiet listen (%v)", sc.Err())
+	assert.Equal(t, 2, comments, "keep-alive comments on a quiet listen (%v)", rerr)
 }

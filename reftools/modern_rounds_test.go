@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
+	"github.com/mcp-actors/mcp-actors/internal/sse"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -223,9 +224,9 @@ func TestModernProgressAndLogs(t *testing.T) {
 		a := send(t, url, 1, c)
 		require.Equal(t, 200, a.status)
 		var out []string
-		for _, line := range strings.Split(a.raw, "\n") {
-			if data, ok := strings.CutPrefix(line, "data: "); ok {
-				out = append(out, data)
+		for _, ev := range sse.Parse([]byte(a.raw)) {
+			if ev.HasData {
+				out = append(out, string(ev.Data))
 			}
 		}
 		if len(out) == 0 {

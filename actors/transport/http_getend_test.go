@@ -1,7 +1,6 @@
 package transport_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-actors/mcp-actors/actors/transport"
+	"github.com/mcp-actors/mcp-actors/internal/sse"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -139,18 +139,20 @@ func TestGETStreamConnectionCarriesSessions(t *testing.T) {
 		resp, err = http.ReadResponse(br, &http.Request{Method: http.MethodGet})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
-		events := bufio.NewReader(resp.Body)
+		events := sse.NewReader(resp.Body)
 		for {
-			line, err := events.ReadString('\n')
+			ev, err := events.Next()
 			require.NoError(t, err)
-			if strings.HasPrefix(line, ":") {
+			if len(ev.Comments) > 0 {
 				break // pinged
 			}
 		}
 		r := c.do(http.MethodDelete, nil, nil)
 		require.Equal(t, http.StatusNoContent, r.status, "DELETE: %s", r.body)
-		_, err = io.Copy(io.Discard, events)
-		require.NoError(t, err, "the stream ends cleanly")
+		for err == nil {
+			_, err = events.Next()
+		}
+		require.ErrorIs(t, err, io.EOF, "the stream ends cleanly")
 	}
 	assert.Equal(t, int64(2), f.dialed.Load(), "the client's connection and the raw one")
 }
@@ -176,9 +178,9 @@ func TestHTTP10StreamEndsWithTheConnection(t *testing.T) {
 	require.NoError(t, err, "the body ends cleanly, with the connection")
 	assert.Contains(t, string(events), messages.MethodLogMessage)
 	var answered bool
-	for _, line := range strings.Split(string(events), "\n") {
-		if data, ok := strings.CutPrefix(line, "data: {"); ok {
-			m, derr := messages.Decode([]byte("{" + data))
+	for _, ev := range sse.Parse(events) {
+		if len(ev.Data) > 0 {
+			m, derr := messages.Decode(ev.Data)
 			require.Nil(t, derr)
 			answered = answered || (m.Kind() == messages.KindResponse && m.ID == id)
 		}

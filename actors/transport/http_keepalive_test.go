@@ -1,7 +1,7 @@
 package transport_test
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptrace"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-actors/mcp-actors/internal/sse"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -34,11 +35,11 @@ func TestSSEResponseKeepsTheConnection(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, mtSSE, strings.TrimSpace(strings.Split(resp.Header.Get("Content-Type"), ";")[0]))
 
-		r := bufio.NewReader(resp.Body)
+		rd := sse.NewReader(resp.Body)
 		for {
-			line, err := r.ReadString('\n')
+			ev, err := rd.Next()
 			require.NoError(t, err, "the stream ended before the response")
-			if strings.HasPrefix(line, "data: ") && strings.Contains(line, `"result"`) {
+			if bytes.Contains(ev.Data, []byte(`"result"`)) {
 				break
 			}
 		}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json/jsontext"
 	json "encoding/json/v2"
 	"fmt"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-actors/mcp-actors/actors/session"
+	"github.com/mcp-actors/mcp-actors/internal/sse"
 )
 
 // holdRun is test_hold's answer.
@@ -87,15 +88,14 @@ func responseBody(t *testing.T, resp *http.Response) []byte {
 		require.NoError(t, err)
 		return b
 	}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if data, ok := strings.CutPrefix(sc.Text(), "data:"); ok && strings.TrimSpace(data) != "" {
-			return []byte(strings.TrimSpace(data))
+	rd := sse.NewReader(resp.Body)
+	for {
+		ev, err := rd.Next()
+		require.NoError(t, err, "no message on the stream")
+		if data := bytes.TrimSpace(ev.Data); len(data) > 0 {
+			return data
 		}
 	}
-	require.NoError(t, sc.Err())
-	require.FailNow(t, "no message on the stream")
-	return nil
 }
 
 // TestStdioHoldHasNoNode: stdio has no cluster node: test_hold reports

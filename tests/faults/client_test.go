@@ -1,7 +1,6 @@
 package faults_test
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-actors/mcp-actors/internal/sse"
 )
 
 // protocolVersion is the version the clients ask for and send.
@@ -241,27 +242,19 @@ func eachMessage(resp *http.Response, fn func(rpcMessage)) error {
 		}
 		return decode(b)
 	}
-	r := bufio.NewReader(resp.Body)
-	var data [][]byte
+	rd := sse.NewReader(resp.Body)
 	for {
-		line, err := r.ReadBytes('\n')
+		ev, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
 			return err
 		}
-		line = bytes.TrimRight(line, "\r\n")
-		switch {
-		case len(line) == 0:
-			if len(data) > 0 && len(bytes.Join(data, nil)) > 0 {
-				if err := decode(bytes.Join(data, []byte("\n"))); err != nil {
-					return err
-				}
+		if len(ev.Data) > 0 {
+			if err := decode(ev.Data); err != nil {
+				return err
 			}
-			data = nil
-		case bytes.HasPrefix(line, []byte("data:")):
-			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package httpbench_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	json "encoding/json/v2"
@@ -9,11 +8,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"testing"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/transport"
+	"github.com/mcp-actors/mcp-actors/internal/sse"
 	"github.com/mcp-actors/mcp-actors/messages"
 	"github.com/mcp-actors/mcp-actors/reftools"
 )
@@ -101,20 +100,19 @@ func (n *node) remove(sid string) error {
 	return nil
 }
 
-// sseEvents reads the data lines of an SSE stream until the response to
+// sseEvents reads the events of an SSE stream until the response to
 // id arrives, calling onRequest for each server request on the way.
 func sseEvents(r io.Reader, onRequest func(*messages.Message) error) (*messages.Message, error) {
-	br := bufio.NewReader(r)
+	rd := sse.NewReader(r)
 	for {
-		line, err := br.ReadString('\n')
+		ev, err := rd.Next()
 		if err != nil {
 			return nil, err
 		}
-		data, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "data: ")
-		if !ok || data == "" {
+		if len(ev.Data) == 0 {
 			continue
 		}
-		m, derr := messages.Decode([]byte(data))
+		m, derr := messages.Decode(ev.Data)
 		if derr != nil {
 			return nil, derr
 		}

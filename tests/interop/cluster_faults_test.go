@@ -2,6 +2,7 @@ package interop_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	json "encoding/json/v2"
 	"errors"
@@ -23,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-actors/mcp-actors/internal/serverbin"
+	"github.com/mcp-actors/mcp-actors/internal/sse"
 )
 
 // Process-level faults of a three-node cluster: a node killed and started
@@ -832,9 +834,9 @@ func postJSON(ctx context.Context, n *httpServer, id, body string) (int, string,
 // answer (a JSON body, or the SSE event that carries it).
 func toolText(body string) (string, error) {
 	data := body
-	for _, line := range strings.Split(body, "\n") {
-		if d, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(d, `"result"`) {
-			data = d
+	for _, ev := range sse.Parse([]byte(body)) {
+		if bytes.Contains(ev.Data, []byte(`"result"`)) {
+			data = string(ev.Data)
 		}
 	}
 	var res struct {

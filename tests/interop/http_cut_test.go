@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"sync"
+
+	"github.com/mcp-actors/mcp-actors/internal/sse"
 )
 
 // errStreamCut is what a cut response body returns once it has passed on
@@ -87,10 +89,10 @@ func (b *cutBody) Read(p []byte) (int, error) {
 			raw := b.pending[:i+2]
 			b.out = append(b.out, raw...)
 			b.pending = b.pending[i+2:]
-			if evs := sseEvents(raw); len(evs) == 1 && isProgress(evs[0].data) {
+			if evs := sse.Parse(raw); len(evs) == 1 && isProgress(string(evs[0].Data)) {
 				b.cut = true
 				b.cutter.mu.Lock()
-				b.cutter.cut, b.cutter.eventID = true, evs[0].id
+				b.cutter.cut, b.cutter.eventID = true, evs[0].ID
 				b.cutter.mu.Unlock()
 			}
 		}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcp-actors/mcp-actors/internal/sse"
 )
 
 // exchange is one HTTP request of the SDK and its response, as the SDK saw
@@ -128,9 +130,9 @@ func (rt *recordingRoundTripper) RoundTrip(req *http.Request) (*http.Response, e
 	if resp.StatusCode == http.StatusOK {
 		switch mt, _, _ := mime.ParseMediaType(x.contentType); mt {
 		case "text/event-stream":
-			body.onEvent = func(ev sseEvent) {
-				if ev.data != "" {
-					rt.record(false, []byte(ev.data))
+			body.onEvent = func(ev sse.Event) {
+				if len(ev.Data) > 0 {
+					rt.record(false, ev.Data)
 				}
 			}
 		case "application/json":
@@ -173,7 +175,7 @@ type recordingBody struct {
 	io.ReadCloser
 	x       *exchange
 	log     *httpLog
-	onEvent func(sseEvent)
+	onEvent func(sse.Event)
 	onEOF   func([]byte)
 	pending []byte // read, not yet a whole event; or the body so far
 }
@@ -195,7 +197,7 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 			if i < 0 {
 				break
 			}
-			for _, ev := range sseEvents(b.pending[:i+2]) {
+			for _, ev := range sse.Parse(b.pending[:i+2]) {
 				b.onEvent(ev)
 			}
 			b.pending = b.pending[i+2:]
@@ -206,52 +208,4 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 		b.onEOF = nil
 	}
 	return n, err
-}
-
-// sseEvent is one event of a text/event-stream body.
-type sseEvent struct {
-	id, event, data, retry string
-	hasData                bool // a data field was present, even empty
-}
-
-// sseEvents parses the complete events of an SSE body; comments and a
-// trailing partial event are left out. Our server ends lines with "\n".
-func sseEvents(body []byte) []sseEvent {
-	var out []sseEvent
-	var ev sseEvent
-	fields := false
-	for line := range strings.Lines(string(body)) {
-		if !strings.HasSuffix(line, "\n") {
-			break // partial
-		}
-		line = strings.TrimSuffix(line, "\n")
-		if line == "" {
-			if fields {
-				out = append(out, ev)
-			}
-			ev, fields = sseEvent{}, false
-			continue
-		}
-		if strings.HasPrefix(line, ":") {
-			continue
-		}
-		name, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		fields = true
-		switch name {
-		case "id":
-			ev.id = value
-		case "event":
-			ev.event = value
-		case "retry":
-			ev.retry = value
-		case "data":
-			if ev.hasData {
-				ev.data += "\n"
-			}
-			ev.data += value
-			ev.hasData = true
-		}
-	}
-	return out
 }

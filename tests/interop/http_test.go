@@ -12,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-actors/mcp-actors/internal/sse"
 )
 
 // TestHTTPReferenceTools runs the reference cases over Streamable HTTP:
@@ -111,15 +113,20 @@ func TestHTTPReconnection(t *testing.T) {
 	assert.Equal(t, http.StatusOK, post.status)
 	assert.Equal(t, "text/event-stream", post.contentType)
 	assert.ErrorIs(t, post.err, io.EOF, "the server must close the POST stream")
-	events := sseEvents(post.resp.Bytes())
+	events := sse.Parse(post.resp.Bytes())
 	require.NotEmpty(t, events, "the POST stream has no event")
 	priming := events[0]
-	assert.NotEmpty(t, priming.id, "the priming event's id")
-	assert.NotEmpty(t, priming.retry, "the priming event's retry")
-	assert.True(t, priming.hasData && priming.data == "", "the priming event's data must be empty: %+v", priming)
+	assert.NotEmpty(t, priming.ID, "the priming event's id")
+	assert.NotEmpty(t, priming.Retry, "the priming event's retry")
+	assert.True(t, priming.HasData && len(priming.Data) == 0, "the priming event's data must be empty: %+v", priming)
 	assert.False(t, answers(post, call.id), "the POST stream carried the result")
 
-	last := events[len(events)-1].id
+	var last string
+	for _, ev := range events {
+		if ev.HasID {
+			last = ev.ID
+		}
+	}
 	resumed := resumptions(log, last)
 	require.Len(t, resumed, 1, "GET requests with Last-Event-ID %q", last)
 	assert.Equal(t, http.StatusOK, resumed[0].status)
@@ -163,14 +170,14 @@ func resumptions(log *httpLog, id string) []exchange {
 func progressIn(t *testing.T, x exchange) []float64 {
 	t.Helper()
 	var out []float64
-	for _, ev := range sseEvents(x.resp.Bytes()) {
-		if !isProgress(ev.data) {
+	for _, ev := range sse.Parse(x.resp.Bytes()) {
+		if !isProgress(string(ev.Data)) {
 			continue
 		}
 		var n struct {
 			Params progressNote `json:"params"`
 		}
-		require.NoError(t, json.Unmarshal([]byte(ev.data), &n), "progress event %q", ev.data)
+		require.NoError(t, json.Unmarshal(ev.Data, &n), "progress event %q", ev.Data)
 		out = append(out, n.Params.Progress)
 	}
 	return out
@@ -183,14 +190,14 @@ func answers(x exchange, id jsonrpc.ID) bool {
 	if err != nil {
 		return false
 	}
-	for _, ev := range sseEvents(x.resp.Bytes()) {
+	for _, ev := range sse.Parse(x.resp.Bytes()) {
 		var m struct {
 			ID     jsontext.Value `json:"id"`
 			Method string         `json:"method"`
 			Result jsontext.Value `json:"result"`
 			Error  jsontext.Value `json:"error"`
 		}
-		if json.Unmarshal([]byte(ev.data), &m) != nil || m.Method != "" {
+		if json.Unmarshal(ev.Data, &m) != nil || m.Method != "" {
 			continue
 		}
 		if string(m.ID) == string(want) && (m.Result != nil || m.Error != nil) {
