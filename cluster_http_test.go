@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/internal/sse"
 	"github.com/mcp-actors/mcp-actors/messages"
+	"github.com/mcp-actors/mcp-actors/metrics"
 )
 
 // httpWait bounds each wait of the cluster tests for an answer over HTTP
@@ -158,7 +159,7 @@ func (c *httpCluster) stop() {
 }
 
 // stats returns node i's routing counters.
-func (c *httpCluster) stats(i int) cluster.Stats {
+func (c *httpCluster) stats(i int) metrics.ClusterStats {
 	c.t.Helper()
 	rt, ok := access.Router(c.servers[i]).(*cluster.Relay)
 	require.True(c.t, ok, "the router of a cluster node is a %T", access.Router(c.servers[i]))

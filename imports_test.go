@@ -19,7 +19,7 @@ var allowedImports = map[string][]string{
 	"actors/session":     {"actors/dispatcher", "internal/schema", "internal/sealed", "internal/tracing", "messages"},
 	"actors/router":      {"actors/session", "messages"},
 	"actors/transport":   {"actors/router", "internal/tracing", "messages"},
-	"cluster":            {"actors/router", "actors/session", "internal/certfile", "internal/loopback", "internal/tracing", "messages"},
+	"cluster":            {"actors/router", "actors/session", "internal/certfile", "internal/loopback", "internal/tracing", "messages", "metrics"},
 	"metrics":            {"actors/session", "messages"},
 	"internal/schema":    {},
 	"internal/tracing":   {"messages"},

@@ -342,16 +342,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	s.cfg.CatchUp = s.catchUp
 	s.cfg.LogEvent = rt.LogEvent
 	if s.opts.Metrics != nil {
-		metrics.RegisterCluster(s.opts.Metrics, func() metrics.ClusterStats {
-			st := rt.Stats()
-			return metrics.ClusterStats{Routed: st.Routed, Received: st.Received, FramesOut: st.FramesOut, FramesIn: st.FramesIn,
-				Takeovers: st.Takeovers, HopTime: st.HopTime, Hops: st.Hops, LeaseRenewals: st.LeaseRenewals, LeaseRenewalFailures: st.LeaseRenewalFailures,
-				EventsLogged: st.EventsLogged, EventsRestored: st.EventsRestored, EventBatches: st.EventBatches, WriteFailures: st.WriteFailures,
-				Unacknowledged: st.Unacknowledged, LostAnswers: st.LostAnswers, NATSErrors: st.NATSErrors, Acting: st.Acting,
-				GoneStreams: st.GoneStreams, ForeignEvents: st.ForeignEvents, StaleEvents: st.StaleEvents,
-				ChunkedOut: st.ChunkedOut, ChunkedIn: st.ChunkedIn, PartialsDropped: st.PartialsDropped, EventsTooLarge: st.EventsTooLarge,
-				HandoverHeld: st.HandoverHeld, HandoverReleased: st.HandoverReleased}
-		})
+		metrics.RegisterCluster(s.opts.Metrics, rt.Stats)
 		metrics.RegisterClusterStores(s.opts.Metrics, func() []metrics.StoreSize {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()

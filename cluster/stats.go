@@ -3,6 +3,8 @@ package cluster
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/mcp-actors/mcp-actors/metrics"
 )
 
 // stats counts what a node's router does, for metrics (Relay.Stats).
@@ -32,37 +34,10 @@ func (s *stats) hop(d time.Duration) {
 	s.hops.Add(1)
 }
 
-// Stats is a snapshot of a node's routing counters (totals since start).
-type Stats struct {
-	Routed, Received     int64         // messages to and from other nodes
-	FramesOut, FramesIn  int64         // stream events to and from other nodes
-	Takeovers            int64         // sessions taken over from lost nodes
-	HopTime              time.Duration // total time from sending routed messages to their first sign of receipt
-	Hops                 int64         // routed messages timed in HopTime
-	LeaseRenewals        int64         // this node's lease renewals
-	LeaseRenewalFailures int64
-	EventsLogged         int64 // events appended to the sessions' event logs, acknowledged
-	EventsRestored       int64 // events read back for sessions taken over
-	EventBatches         int64 // writes of the event log (batches of events)
-	WriteFailures        int64 // event log and directory writes that failed
-	Unacknowledged       int64 // routed requests that no acknowledgement reached in time (acks.go)
-	LostAnswers          int64 // routed requests whose answer was lost between nodes (running.go)
-	NATSErrors           int64 // asynchronous NATS errors: slow consumers, dropped messages
-	Acting               bool  // the node acts for its sessions: its lease is surely alive
-	GoneStreams          int64 // sessions told that a stream they sent an event to is not held here
-	ForeignEvents        int64 // stream events dropped for coming from another session than their stream's
-	StaleEvents          int64 // stream events dropped for coming from an owner of an earlier epoch than their stream heard from
-	ChunkedOut           int64 // messages sent to other nodes in chunks (larger than one NATS message)
-	ChunkedIn            int64 // messages received in chunks and put together
-	PartialsDropped      int64 // messages received in chunks and dropped before they were whole
-	EventsTooLarge       int64 // events left out of the event log for being larger than one JetStream message
-	HandoverHeld         int64 // routed requests held while their session closed for handover (handover.go)
-	HandoverReleased     int64 // routed messages answered that their session was released, for the sender to take it over
-}
-
-// Stats returns the router's counters.
-func (r *Relay) Stats() Stats {
-	return Stats{
+// Stats returns the router's counters, as its metrics read them
+// (metrics.RegisterCluster).
+func (r *Relay) Stats() metrics.ClusterStats {
+	return metrics.ClusterStats{
 		Routed: r.stats.routed.Load(), Received: r.stats.received.Load(),
 		FramesOut: r.stats.framesOut.Load(), FramesIn: r.stats.framesIn.Load(),
 		Takeovers: r.stats.takeovers.Load(), HopTime: time.Duration(r.stats.hopNanos.Load()), Hops: r.stats.hops.Load(),
