@@ -14,16 +14,20 @@ import (
 // reused (panjf2000/ants: a pool with no size limit, which never makes a
 // caller wait). A fresh goroutine per request starts with a small stack,
 // and encoding the result with encoding/json/v2 grows it once, deep in the
-// call, where copying the stack means adjusting every frame: about a tenth
-// of a tools/call's CPU in the echo benchmark (runtime.newstack under
-// messages.EncodeResult). A reused goroutine keeps the stack it grew.
+// call, where copying the stack means adjusting every frame
+// (runtime.newstack under messages.EncodeResult in the echo profile). A
+// reused goroutine keeps the stack it grew. Measured on 2026-11-29 (go
+// test -bench 'EchoRoundTrip$' -benchtime 5000x -count=3 ./tests/httpbench,
+// two alternating rounds, one core's worth of loopback HTTP): a tools/call
+// of test_echo took 57–65 µs with the pool and 71–82 µs with a goroutine
+// per handler; a 2026-07-28 one 71–78 µs against 87–101 µs.
 //
-// The price is Options.FreshHandlerGoroutines' reason: a handler that
-// locks its OS thread and returns without unlocking it leaves the thread
-// to the handlers that run on that goroutine next.
+// Its one rule for handlers: return with the goroutine not locked to its
+// OS thread. Work that changes a thread (its namespace, its credentials)
+// goes on a goroutine of its own that locks the thread and ends locked,
+// which takes the thread with it (TestLockedThreadIsNotReused).
 type handlerGoroutines struct {
-	fresh bool // Options.FreshHandlerGoroutines: a new goroutine per handler
-	log   *slog.Logger
+	log *slog.Logger
 
 	pool     atomic.Pointer[ants.Pool] // made for the first handler (a server that runs none starts no goroutine); nil once released
 	mu       sync.Mutex                // orders making the pool with releasing it
@@ -34,31 +38,26 @@ type handlerGoroutines struct {
 // for the next handler before it ends.
 const idleHandlerGoroutine = 10 * time.Second
 
-func newHandlerGoroutines(fresh bool, log *slog.Logger) *handlerGoroutines {
-	return &handlerGoroutines{fresh: fresh, log: log}
+func newHandlerGoroutines(log *slog.Logger) *handlerGoroutines {
+	return &handlerGoroutines{log: log}
 }
 
-// run runs f on an idle goroutine, or a new one when none is idle, the
-// goroutines were released, or the server was told to use fresh ones.
+// run runs f on an idle goroutine, or a new one when none is idle or the
+// goroutines were released.
 func (h *handlerGoroutines) run(f func()) {
-	if h.fresh {
-		go f()
-		return
-	}
 	if p := h.get(); p == nil || p.Submit(f) != nil {
 		go f()
 	}
 }
 
-// get returns the pool, made on first use; nil once released, or with
-// fresh goroutines.
+// get returns the pool, made on first use; nil once released.
 func (h *handlerGoroutines) get() *ants.Pool {
 	if p := h.pool.Load(); p != nil {
 		return p
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if p := h.pool.Load(); p != nil || h.released || h.fresh {
+	if p := h.pool.Load(); p != nil || h.released {
 		return p
 	}
 	p, err := ants.NewPool(-1, ants.WithNonblocking(true), ants.WithExpiryDuration(idleHandlerGoroutine),

@@ -17,24 +17,28 @@ import (
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
-// TestLockedThreadIsNotReused checks that, with
-// Options.FreshHandlerGoroutines, a handler that locks its OS thread and
-// returns without unlocking it (a library that changes the thread's
-// namespace or credentials might) does not hand that thread to other
-// handlers: each handler runs on a goroutine of its own, and a goroutine
-// that ends locked takes its thread with it.
+// TestLockedThreadIsNotReused checks the rule handler goroutines ask of
+// handlers (handler_goroutines.go, README): work that changes its OS
+// thread (its namespace or credentials, say) runs on a goroutine of its
+// own that locks the thread and ends locked, so the thread goes with it
+// and no other handler, on a reused goroutine or not, ever runs there.
 func TestLockedThreadIsNotReused(t *testing.T) {
-	srv := mcpactors.NewServer(messages.Implementation{Name: "threads", Version: "1"},
-		&mcpactors.Options{FreshHandlerGoroutines: true})
+	srv := mcpactors.NewServer(messages.Implementation{Name: "threads", Version: "1"}, nil)
 	for _, name := range []string{"lock", "tid"} {
 		lock := name == "lock"
 		require.NoError(t, srv.AddTool(&messages.Tool{Name: name},
 			func(context.Context, *mcpactors.Session, *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
+				tid := syscall.Gettid()
 				if lock {
-					runtime.LockOSThread() // and never unlocked
+					done := make(chan int)
+					go func() { // owned by the handler, which waits for it
+						runtime.LockOSThread() // and never unlocked: the thread ends with the goroutine
+						done <- syscall.Gettid()
+					}()
+					tid = <-done
 				}
 				return &messages.CallToolResult{Content: messages.ContentList{
-					&messages.TextContent{Text: strconv.Itoa(syscall.Gettid())}}}, nil
+					&messages.TextContent{Text: strconv.Itoa(tid)}}}, nil
 			}))
 	}
 	h := harness.New(t, srv)

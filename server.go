@@ -64,15 +64,6 @@ type Options struct {
 	// Sessions already open, and sessions a node takes over, are served
 	// whatever it says.
 	MaxHeldMemory int64
-	// FreshHandlerGoroutines runs each request's handler on a goroutine
-	// of its own, which ends with it. By default handlers run on reused
-	// goroutines, whose stacks have grown already (a tools/call costs
-	// about a tenth less CPU). Set it when a handler, or a library it
-	// calls, may lock its OS thread (runtime.LockOSThread) and return
-	// without unlocking it, for instance after changing the thread's
-	// namespace or credentials: a goroutine that ends locked takes its
-	// thread with it, where a reused one hands it to the next handler.
-	FreshHandlerGoroutines bool
 
 	// MaxParked bounds the handlers of protocol 2026-07-28 requests kept
 	// waiting for the client's input (default 10,000; negative: none):
@@ -177,7 +168,7 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	s.handlers = newHandlerGoroutines(s.opts.FreshHandlerGoroutines, s.log)
+	s.handlers = newHandlerGoroutines(s.log)
 	s.tools.Store(newIndex[*tool]())
 	s.resources.Store(newIndex[*resource]())
 	s.templates.Store(newIndex[*resourceTemplate]())

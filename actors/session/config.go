@@ -106,8 +106,8 @@ type Config struct {
 	// handler of a session runs on once another node may take it over.
 	Acting func() context.Context
 	// Go runs handlers off the mailbox (nil: a new goroutine each; the
-	// root package's server reuses goroutines unless told otherwise, see
-	// its Options.FreshHandlerGoroutines).
+	// root package's server reuses goroutines, see its
+	// handler_goroutines.go).
 	Go func(func())
 	// Dispatcher processes the sessions' mailboxes (nil: protoactor's
 	// default, a new goroutine per mailbox run).
