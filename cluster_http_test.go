@@ -298,16 +298,11 @@ func (c *call) rest() []sseEvent {
 
 // readSSE reads the events of an SSE body into out until it ends.
 func readSSE(body io.Reader, out chan<- sseEvent) {
-	rd := sse.NewReader(body)
-	for {
-		ev, err := rd.Next()
-		if err != nil {
-			return
-		}
+	_ = sse.Each(body, func(ev sse.Event) {
 		if ev.HasID || ev.HasData {
 			out <- sseEvent{id: ev.ID, data: string(ev.Data)}
 		}
-	}
+	})
 }
 
 // toolCall is the body of a tools/call of tool name with args (a JSON

@@ -222,16 +222,11 @@ func listenOn(t *testing.T, url string, id int) func() string {
 	lines := make(chan string, 16)
 	go func() {
 		defer close(lines)
-		rd := sse.NewReader(resp.Body)
-		for {
-			ev, err := rd.Next()
-			if err != nil {
-				return
-			}
+		_ = sse.Each(resp.Body, func(ev sse.Event) {
 			if ev.HasData {
 				lines <- string(ev.Data)
 			}
-		}
+		})
 	}()
 	return func() string {
 		select {

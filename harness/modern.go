@@ -177,16 +177,12 @@ func (c *modernConn) collect(req *http.Request, stream string) {
 	defer resp.Body.Close()
 	c.inbox.add(&Received{Raw: []byte(`{"http":` + strconv.Itoa(resp.StatusCode) + `}`), Stream: stream})
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		rd := sse.NewReader(resp.Body)
-		for {
-			ev, err := rd.Next()
-			if err != nil {
-				return
-			}
+		_ = sse.Each(resp.Body, func(ev sse.Event) { // a broken stream ends what it adds
 			if ev.HasData {
 				c.add(ev.Data, stream)
 			}
-		}
+		})
+		return
 	}
 	body, err := io.ReadAll(resp.Body)
 	if err == nil && len(bytes.TrimSpace(body)) > 0 {

@@ -38,16 +38,11 @@ func listenStreamOf(t *testing.T, url string, id int, filter string) (func() str
 	lines := make(chan string, 16)
 	go func() {
 		defer close(lines)
-		rd := sse.NewReader(resp.Body)
-		for {
-			ev, err := rd.Next()
-			if err != nil {
-				return
-			}
+		_ = sse.Each(resp.Body, func(ev sse.Event) {
 			if ev.HasData {
 				lines <- string(ev.Data)
 			}
-		}
+		})
 	}()
 	next := func() string {
 		select {

@@ -87,20 +87,27 @@ func (r *Reader) Next() (Event, error) {
 	return Event{}, io.EOF
 }
 
-// All reads every event of r to its end; err is nil at a clean end.
-func All(r io.Reader) ([]Event, error) {
+// Each calls fn with every event of r, in order, to its end; err is nil
+// at a clean end.
+func Each(r io.Reader, fn func(Event)) error {
 	rd := NewReader(r)
-	var out []Event
 	for {
 		ev, err := rd.Next()
 		if err == io.EOF {
-			return out, nil
+			return nil
 		}
 		if err != nil {
-			return out, err
+			return err
 		}
-		out = append(out, ev)
+		fn(ev)
 	}
+}
+
+// All reads every event of r to its end; err is nil at a clean end.
+func All(r io.Reader) ([]Event, error) {
+	var out []Event
+	err := Each(r, func(ev Event) { out = append(out, ev) })
+	return out, err
 }
 
 // Parse returns the complete events of body (a stream read whole, or as
