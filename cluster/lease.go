@@ -42,7 +42,7 @@ import (
 //
 //	maintain ──every TTL/4──▶ CAS nodes/<id> (rev) ──ok──▶ deadline = sent+TTL−margin
 //	                                  ├──wrong revision──▶ give every session up ──▶ create the key again (not over another run's)
-//	                                  └──no answer──▶ deadline passes
+//	                                  └──no answer──▶ again 50 ms later, doubling to 1 s, until one lands; or the deadline passes
 //	watchdog ──every fenceTick──▶ deadline passed? ──▶ give every session up, cancel their handlers
 
 // leaseRecord is what a node's lease key holds.
@@ -189,19 +189,43 @@ func (n *Node) maintain() {
 	n.stopped.Add(2)
 	go n.watchdog()
 	go n.boundStores(created)
-	tick := time.NewTicker(n.leaseTTL() / 4)
-	defer tick.Stop()
+	wait := time.NewTimer(n.leaseTTL() / 4)
+	defer wait.Stop()
 	var short shortWatch
+	var retry renewRetry
 	for {
-		n.renew()
+		renewed := n.renew()
 		n.shortOfReplicas(&short, time.Now())
-		n.readDirectory()
+		if renewed {
+			n.readDirectory()
+		}
+		wait.Reset(retry.after(renewed, n.leaseTTL()/4))
 		select {
 		case <-n.stop:
 			return
-		case <-tick.C:
+		case <-wait.C:
 		}
 	}
+}
+
+// renewRetry spaces the renewals after one failed: the first again 50 ms
+// later, doubling up to a second (never more than the regular spacing),
+// until one succeeds. A renewal fails mostly while the lease bucket elects
+// a leader (a node lost, or back after a partition, whose raft term makes
+// the leaders step down); the node renews as soon as the new leader
+// answers, instead of at its next regular turn, up to a quarter TTL later,
+// which may be past its deadline.
+type renewRetry struct{ next time.Duration }
+
+// after returns how long to wait before the next renewal, given whether
+// the last one succeeded and the regular spacing every.
+func (r *renewRetry) after(renewed bool, every time.Duration) time.Duration {
+	if renewed {
+		r.next = 0
+		return every
+	}
+	r.next = min(max(2*r.next, 50*time.Millisecond), time.Second, every)
+	return r.next
 }
 
 // watchdog gives the sessions up once the deadline has passed, until the
@@ -224,9 +248,9 @@ func (n *Node) watchdog() {
 	}
 }
 
-// renew renews the lease once, or takes a new one. On the maintain
-// goroutine.
-func (n *Node) renew() {
+// renew renews the lease once, or takes a new one, and reports whether it
+// did. On the maintain goroutine.
+func (n *Node) renew() bool {
 	l := &n.lease
 	ttl := n.leaseTTL()
 	kv := n.kv(func() jetstream.KeyValue { return n.nodes })
@@ -270,30 +294,36 @@ func (n *Node) renew() {
 		}
 	}
 	if err != nil && n.ctx.Err() != nil {
-		return // the node stops
+		return false // the node stops
 	}
 	if err != nil {
 		n.renewFailures.Add(1)
-		l.healthy.Store(false)
+		first := l.healthy.Swap(false)
 		n.setErr(fmt.Errorf("renewing the lease: %w", err))
-		if n.settled.Load() && !errors.Is(err, errLeaseHeld) {
-			n.log.Warn("renewing the lease failed", "err", err)
-		} else {
+		switch {
+		case first && n.settled.Load() && !errors.Is(err, errLeaseHeld):
+			n.log.Warn("renewing the lease failed; trying again until it lands", "err", err)
+		case n.settled.Load() && !errors.Is(err, errLeaseHeld):
+			n.log.Debug("renewing the lease failed again", "err", err)
+		default:
 			n.log.Debug("taking the lease failed; trying again", "err", err)
 		}
-		return
+		return false
 	}
 	n.renewals.Add(1)
 	l.rev, l.sent = rev, sent
 	n.extend(sent.add(ttl - leaseMargin(ttl)))
 	l.renewed.Store(int64(sent.mono))
-	l.healthy.Store(true)
+	if !l.healthy.Swap(true) && n.settled.Load() {
+		n.log.Info("renewed the lease again")
+	}
 	n.mu.Lock()
 	n.ready, n.lastErr = true, nil
 	n.mu.Unlock()
 	n.settled.Store(true)
 	n.firstOnce.Do(func() { close(n.firstLease) })
 	n.observeIncarnation(ctx)
+	return true
 }
 
 // extend makes d the node's deadline after a successful renewal. A run

@@ -263,6 +263,53 @@ func TestGiveUpAtDeadline(t *testing.T) {
 	assert.Less(t, late, leaseMargin(ttl), "well before the key may expire")
 }
 
+// TestRenewalRetriedAtOnce: a renewal that fails (the lease bucket
+// electing a leader answers "no response from stream" at once) is tried
+// again within a second, not at the next regular turn: three failures in
+// a row leave the node acting, on its first lease run. Renewing only every
+// TTL/4, the fourth try would come a whole TTL after the last success,
+// past the deadline (TTL − margin), and the node would give its sessions up.
+func TestRenewalRetriedAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	const ttl = 4 * time.Second
+	_, nodes := startEventLog(t, Options{ClusterName: "retried", LeaseTTL: ttl})
+	n1 := nodes[0]
+	require.Eventually(t, n1.Acting, 10*time.Second, 10*time.Millisecond)
+	run := n1.LeaseContext()
+	failing := &electingLeases{KeyValue: n1.kv(func() jetstream.KeyValue { return n1.nodes }), fail: 3}
+	n1.mu.Lock()
+	n1.nodes = failing
+	n1.mu.Unlock()
+	failures := n1.renewFailures.Load()
+
+	require.Eventually(t, func() bool { return n1.renewFailures.Load()-failures == 3 }, 2*ttl, 10*time.Millisecond, "three renewals failed")
+	renewals := n1.renewals.Load()
+	require.Eventually(t, func() bool { return n1.renewals.Load() > renewals }, 2*ttl, 10*time.Millisecond, "renewed after the failures")
+	assert.NoError(t, run.Err(), "the lease run goes on: the node never gave its sessions up")
+	assert.True(t, n1.Acting())
+}
+
+// electingLeases is a lease bucket whose next fail renewals are refused
+// at once, as while its stream elects a leader.
+type electingLeases struct {
+	jetstream.KeyValue
+	mu   sync.Mutex
+	fail int
+}
+
+func (e *electingLeases) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	e.mu.Lock()
+	refuse := e.fail > 0
+	e.fail--
+	e.mu.Unlock()
+	if refuse {
+		return 0, jetstream.ErrNoStreamResponse
+	}
+	return e.KeyValue.Update(ctx, key, value, rev)
+}
+
 // refusingLeases is a lease bucket that takes no write: a node cut off
 // from its storage.
 type refusingLeases struct{ jetstream.KeyValue }
