@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
-	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -96,7 +95,7 @@ func sizeCatalog(srv *mcpactors.Server) {
 // POSTed to n3. A session's data is bounded by what one durable write
 // carries, and PutData says so.
 func TestClusterCarriesAnySize(t *testing.T) {
-	c := startHTTPCluster(t, 3, "sizes", sizeCatalog, &mcpactors.HTTPOptions{Endpoint: transport.HTTPOptions{MaxBodyBytes: 16 << 20}})
+	c := startHTTPCluster(t, 3, "sizes", sizeCatalog, &mcpactors.HTTPOptions{MaxBodyBytes: 16 << 20})
 	n1, n2, n3 := 0, 1, 2
 	sid := openSession(t, c.urls[n1], `{"elicitation":{}}`)
 	require.True(t, strings.HasPrefix(sid, "n1."))

@@ -3,13 +3,15 @@ package mcpactors
 import (
 	"context"
 
+	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
 // handle routes a client request to the catalog. Session actors call it,
 // on a goroutine of its own, for every request they do not answer
 // themselves.
-func (s *Server) handle(ctx context.Context, sess *Session, req *messages.Message) (any, error) {
+func (s *Server) handle(ctx context.Context, ss *session.Session, req *messages.Message) (any, error) {
+	sess := (*Session)(ss)
 	switch req.Method {
 	case messages.MethodListTools:
 		return s.listTools(req)

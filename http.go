@@ -18,18 +18,56 @@ import (
 	"github.com/mcp-actors/mcp-actors/internal/certfile"
 )
 
-// HTTPOptions configure the server's Streamable HTTP handler (HTTPHandler)
-// and, for Serve, the HTTP server around it. The zero value is usable and
-// safe: the endpoint is at /mcp and accepts only loopback Host and Origin
-// headers until told where it is reached (Endpoint.ListenAddr,
-// Endpoint.AllowedHosts).
+// HTTPOptions configure the server's Streamable HTTP endpoint
+// (HTTPHandler) and, for Serve, the HTTP server around it. The zero value
+// is usable and safe: the endpoint is at /mcp and accepts only loopback
+// Host and Origin headers until told where it is reached (ListenAddr,
+// AllowedHosts). Zero fields take the defaults.
 type HTTPOptions struct {
-	// Endpoint configures the endpoint itself: the Host and Origin headers
-	// it accepts, authentication, body and stream limits, timeouts,
-	// keep-alives and its Logger (see transport.HTTPOptions; Serve sets
-	// ListenAddr from its listener). Its Observer is the server's: the
-	// HTTP metrics.
-	Endpoint transport.HTTPOptions
+	// ListenAddr is the address the server listens on (Serve sets it from
+	// its listener). Unless AllowedHosts and AllowedOrigins say otherwise,
+	// a loopback address — or none at all — accepts only loopback Host and
+	// Origin headers (DNS-rebinding protection); any other address accepts
+	// any Host and same-origin Origins.
+	ListenAddr string
+	// AllowedHosts lists the Host header values accepted (host or
+	// host:port; "*" accepts any). Empty: see ListenAddr.
+	AllowedHosts []string
+	// AllowedOrigins lists the Origin header values accepted
+	// (scheme://host[:port]; "*" accepts any). A request without Origin is
+	// always accepted. Empty: loopback origins on a loopback listener, the
+	// request's own host elsewhere.
+	AllowedOrigins []string
+	// Authenticator, when set, must accept every request; sessions are
+	// bound to the principal that created them (see BearerTokens).
+	Authenticator Authenticator
+
+	// MaxBodyBytes bounds a POST body (default 4 MiB); more gets 413.
+	MaxBodyBytes int64
+	// StreamQueue bounds the frames queued for one SSE connection
+	// (default 256). A client that stops reading past it loses the
+	// connection; the frames stay in the session's event log for
+	// Last-Event-ID resumption.
+	StreamQueue int
+	// WriteTimeout bounds one write to a client (default 30 s).
+	WriteTimeout time.Duration
+	// ReadTimeout bounds the reading of a POST body (default 10 s): a
+	// client that trickles it is cut off. NewHTTPServer bounds headers to
+	// 10 s itself.
+	ReadTimeout time.Duration
+	// KeepAlive is the interval of SSE comment pings on idle GET streams
+	// and on the event streams of 2026-07-28 requests
+	// (subscriptions/listen, a slow tool) (default 25 s; negative disables
+	// them).
+	KeepAlive time.Duration
+	// Retry is the reconnection delay sent in priming events (default
+	// 1 s).
+	Retry time.Duration
+	// Logger receives the endpoint's diagnostics (at debug level, a line
+	// per request and one per refused request with its reason); nil means
+	// the server's Options.Logger.
+	Logger *slog.Logger
+
 	// Path is where the MCP endpoint is served (default "/mcp"). It must
 	// start with a slash.
 	Path string
@@ -71,9 +109,9 @@ func (o *HTTPOptions) check() error {
 		return fmt.Errorf("%w: the path %q must start with a slash", ErrInvalidOptions, o.Path)
 	}
 	for name, v := range map[string]int64{
-		"Endpoint.MaxBodyBytes": o.Endpoint.MaxBodyBytes, "Endpoint.StreamQueue": int64(o.Endpoint.StreamQueue),
-		"Endpoint.WriteTimeout": int64(o.Endpoint.WriteTimeout), "Endpoint.ReadTimeout": int64(o.Endpoint.ReadTimeout),
-		"Endpoint.Retry": int64(o.Endpoint.Retry), "ShutdownTimeout": int64(o.ShutdownTimeout),
+		"MaxBodyBytes": o.MaxBodyBytes, "StreamQueue": int64(o.StreamQueue),
+		"WriteTimeout": int64(o.WriteTimeout), "ReadTimeout": int64(o.ReadTimeout),
+		"Retry": int64(o.Retry), "ShutdownTimeout": int64(o.ShutdownTimeout),
 	} {
 		if v < 0 {
 			return fmt.Errorf("%w: %s must not be negative", ErrInvalidOptions, name)
@@ -108,9 +146,7 @@ func (s *Server) httpMux(opts *HTTPOptions) (*http.ServeMux, error) {
 	if o.Path == "" {
 		o.Path = "/mcp"
 	}
-	endpoint := o.Endpoint
-	endpoint.Observer = s.httpObserver()
-	ep := transport.NewHTTPHandler(s.router, &endpoint)
+	ep := transport.NewHTTPHandler(s.router, s.endpointOptions(&o))
 	ep.SetTracer(s.tracer)
 	ep.SetModern(s.modern)
 	mux := http.NewServeMux()
@@ -155,8 +191,12 @@ func (s *Server) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 }
 
-// NewHTTPServer returns an http.Server for handler with the timeouts an MCP
-// endpoint needs (see transport.NewHTTPServer). log may be nil.
+// NewHTTPServer returns an http.Server for handler with the bounds an MCP
+// endpoint needs: 10 s to read a request's headers, of at most 64 KiB, and
+// idle connections closed after 2 minutes; no write timeout, which would
+// cut event streams (each write is bounded by HTTPOptions.WriteTimeout
+// instead). The server's own errors go to log at debug level; log may be
+// nil.
 func NewHTTPServer(handler http.Handler, log *slog.Logger) *http.Server {
 	return transport.NewHTTPServer(handler, log)
 }
@@ -173,8 +213,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, opts *HTTPOptions, 
 	if opts != nil {
 		o = *opts
 	}
-	if o.Endpoint.ListenAddr == "" {
-		o.Endpoint.ListenAddr = ln.Addr().String()
+	if o.ListenAddr == "" {
+		o.ListenAddr = ln.Addr().String()
 	}
 	if extra != nil && o.Path == "/" {
 		return fmt.Errorf("%w: the path / leaves no room for other handlers", ErrInvalidOptions)

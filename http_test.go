@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
-	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -54,8 +53,8 @@ func TestHTTPHandlerRefusesBadOptions(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close(t.Context()) })
 	for _, o := range []*mcpactors.HTTPOptions{
 		{Path: "mcp"},
-		{Endpoint: transport.HTTPOptions{MaxBodyBytes: -1}},
-		{Endpoint: transport.HTTPOptions{WriteTimeout: -1}},
+		{MaxBodyBytes: -1},
+		{WriteTimeout: -1},
 		{TLSCertFile: "cert.pem"},
 	} {
 		_, err := srv.HTTPHandler(o)

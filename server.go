@@ -25,11 +25,6 @@ import (
 	"github.com/mcp-actors/mcp-actors/metrics"
 )
 
-// Session is the handle a handler gets for its client's session: identity,
-// capabilities, and the calls back to the client (Log, Progress, Elicit,
-// CreateMessage, ListRoots, …). See actors/session.
-type Session = session.Session
-
 // Options configure a Server. The zero value is usable.
 type Options struct {
 	// Instructions are sent to clients in the initialize result.
@@ -40,14 +35,12 @@ type Options struct {
 	Logger *slog.Logger
 	// PageSize is the number of items per page of a list (default 100).
 	PageSize int
-	// Limits bound each session. In a cluster (JoinCluster),
-	// Limits.MaxStateBytes is at most what one durable write carries
-	// (cluster.Relay.MaxStateBytes): PutData refuses a value that would
-	// make a session's State larger.
-	Limits session.Limits
-	// Observer is told what sessions do, for metrics (see package metrics);
-	// nil ignores it.
-	Observer session.Observer
+	// Limits bound each session.
+	Limits Limits
+	// Observer is told what sessions do, and what the HTTP endpoint does
+	// when it is an HTTPObserver too: for metrics of the embedder's own
+	// (Metrics gives Prometheus's); nil ignores it.
+	Observer Observer
 	// Metrics, when set, gets the server's Prometheus metrics (sessions,
 	// requests by method and tool, server-to-client calls, HTTP), and
 	// HTTPHandler serves them at /metrics.
@@ -56,10 +49,10 @@ type Options struct {
 	// 100,000); opening one more fails (HTTP: 503 with Retry-After).
 	MaxSessions int
 	// MaxHeldMemory, when positive, refuses new sessions (HTTP: 503 with
-	// Retry-After, router.ErrMemoryFull) while the memory the Go runtime
-	// holds, less what the next collection would free (goroutine stacks
-	// and fragmentation count; dead objects do not), is above it, in
-	// bytes: a bound under the process's memory limit (GOMEMLIMIT), so
+	// Retry-After) while the memory the Go runtime holds, less what the
+	// next collection would free (goroutine stacks and fragmentation
+	// count; dead objects do not), is above it, in bytes: a bound under
+	// the process's memory limit (GOMEMLIMIT), so
 	// that a node full of sessions says so before it is killed for it.
 	// Sessions already open, and sessions a node takes over, are served
 	// whatever it says.
@@ -203,7 +196,7 @@ func NewServer(info messages.Implementation, opts *Options) *Server {
 		Capabilities: serverCapabilities(),
 		Instructions: s.opts.Instructions,
 		Handler:      session.HandlerFunc(s.handle),
-		Limits:       s.opts.Limits,
+		Limits:       session.Limits(s.opts.Limits),
 		Logger:       s.log,
 		Observer:     s.sessionObserver(),
 		Streams:      s.local,
@@ -312,7 +305,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	s.cfg.Streams = rt
 	s.tracer = tracing.New(s.opts.TracerProvider, node.ID())
 	s.cfg.Tracer = s.tracer
-	rt.SetTracer(s.tracer)
+	rt.SetTracerProvider(s.opts.TracerProvider)
 	node.CountSessions(local.Len)
 	if !node.Standalone() {
 		s.cfg.Persist = rt.Persist

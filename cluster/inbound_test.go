@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
-	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/harness"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -25,7 +24,7 @@ type stallingObserver struct {
 	once    sync.Once
 }
 
-func (o *stallingObserver) RequestHandled(r session.RequestReport) {
+func (o *stallingObserver) RequestHandled(r mcpactors.RequestReport) {
 	if r.Method == messages.MethodPing && o.armed.CompareAndSwap(true, false) {
 		close(o.stalled)
 		<-o.release

@@ -37,7 +37,7 @@ import (
 // A session's ID names the node that opened it ("<node>.<random>"), so
 // finding the owner costs no storage read.
 type Relay struct {
-	tracer  *tracing.Tracer // nil: no spans (SetTracer)
+	tracer  *tracing.Tracer // nil: no spans (SetTracerProvider)
 	node    *Node
 	local   *router.Local
 	streams *router.Streams
@@ -189,10 +189,10 @@ func (r *Relay) giveUp() {
 // another node took that session over.
 func (r *Relay) fenced() bool { return !r.node.Standalone() && !r.node.acting() }
 
-// SetTracer makes the relay start a span for each client request it
-// routes to another node, and for each it receives (internal/tracing);
-// nil, none. Call it before the relay serves.
-func (r *Relay) SetTracer(t *tracing.Tracer) { r.tracer = t }
+// SetTracerProvider makes the relay start a span on tp for each client
+// request it routes to another node, and for each it receives; nil, none.
+// Call it before the relay serves.
+func (r *Relay) SetTracerProvider(tp trace.TracerProvider) { r.tracer = tracing.New(tp, r.node.ID()) }
 
 // hop starts the span of request m's hop to owner, when m is traced, and
 // returns m carrying the hop's trace context, and the function that ends

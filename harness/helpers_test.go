@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
-	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -78,7 +77,7 @@ func newTestServer(tb testing.TB) *mcpactors.Server {
 		})
 	add("list_roots", "",
 		func(ctx context.Context, s *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-			roots, err := s.ListRoots(ctx, session.FreshRoots())
+			roots, err := s.ListRoots(ctx, mcpactors.FreshRoots())
 			if err != nil {
 				return nil, err
 			}

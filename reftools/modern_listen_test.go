@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
-	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/internal/sse"
 	"github.com/mcp-actors/mcp-actors/messages"
 	"github.com/mcp-actors/mcp-actors/reftools"
@@ -111,7 +110,7 @@ func TestModernListenDrain(t *testing.T) {
 func TestModernListenKeepAlive(t *testing.T) {
 	srv := mcpactors.NewServer(messages.Implementation{Name: "keepalive", Version: "1"}, nil)
 	require.NoError(t, reftools.Register(srv))
-	h, err := srv.HTTPHandler(&mcpactors.HTTPOptions{Endpoint: transport.HTTPOptions{KeepAlive: 10 * time.Millisecond}})
+	h, err := srv.HTTPHandler(&mcpactors.HTTPOptions{KeepAlive: 10 * time.Millisecond})
 	require.NoError(t, err)
 	hs := httptest.NewServer(h)
 	defer hs.Close()

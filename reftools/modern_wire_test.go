@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
-	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/harness"
 	"github.com/mcp-actors/mcp-actors/messages"
 	"github.com/mcp-actors/mcp-actors/reftools"
@@ -142,7 +141,7 @@ func (a *wireAnswer) str(field string) string {
 }
 
 // tokens authenticates "Bearer alice" as alice and "Bearer bob" as bob.
-var tokens = transport.BearerTokens(func(_ context.Context, token string) (string, error) {
+var tokens = mcpactors.BearerTokens(func(_ context.Context, token string) (string, error) {
 	if token == "alice" || token == "bob" {
 		return token, nil
 	}
@@ -180,7 +179,7 @@ func wireServerOf(t *testing.T, o *mcpactors.Options, add func(*mcpactors.Server
 	}
 	opts := &mcpactors.HTTPOptions{}
 	if auth {
-		opts.Endpoint.Authenticator = tokens
+		opts.Authenticator = tokens
 	}
 	h, err := srv.HTTPHandler(opts)
 	require.NoError(t, err)

@@ -7,7 +7,6 @@ import (
 	"errors"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
-	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -110,7 +109,7 @@ func (s *refSet) addClientTools() error {
 			}},
 		{&messages.Tool{Name: "test_roots", Description: "Lists the client's roots, asking the client on every call", InputSchema: noArgs},
 			func(ctx context.Context, sess *mcpactors.Session, _ *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
-				roots, err := sess.ListRoots(ctx, session.FreshRoots())
+				roots, err := sess.ListRoots(ctx, mcpactors.FreshRoots())
 				if missingCapability(sess, err) {
 					return nil, err
 				}
@@ -134,7 +133,7 @@ func (s *refSet) addClientTools() error {
 // missingCapability reports whether err is a missing capability of a
 // modern request's client, which the tool returns as its error.
 func missingCapability(sess *mcpactors.Session, err error) bool {
-	return sess.Modern() && errors.Is(err, session.ErrCapability)
+	return sess.Modern() && errors.Is(err, mcpactors.ErrCapability)
 }
 
 // elicit asks the client to fill schema and reports the answer as

@@ -38,9 +38,9 @@ func TestElicit(t *testing.T) {
 		}
 		_ = json.Unmarshal(req.Arguments, &args)
 		o := outcome{value: profile{Name: "untouched"}}
-		opts := []session.ElicitOption{session.WithRawCapture(&o.raw)}
+		opts := []session.ElicitOption{mcpactors.WithRawCapture(&o.raw)}
 		if args.Strict {
-			opts = append(opts, session.WithStrictKeys())
+			opts = append(opts, mcpactors.WithStrictKeys())
 		}
 		o.action, o.err = s.Elicit(ctx, "Who are you?", &o.value, opts...)
 		results <- o
@@ -179,7 +179,7 @@ func TestSessionData(t *testing.T) {
 		Op, Key, Value string
 	}
 	srv := mcpactors.NewServer(messages.Implementation{Name: "data", Version: "1"}, &mcpactors.Options{
-		Limits: session.Limits{MaxDataKeys: 2, MaxDataBytes: 64, MaxKeyBytes: 8},
+		Limits: mcpactors.Limits{MaxDataKeys: 2, MaxDataBytes: 64, MaxKeyBytes: 8},
 	})
 	require.NoError(t, mcpactors.AddTypedTool(srv, &messages.Tool{Name: "data"},
 		func(ctx context.Context, s *mcpactors.Session, in op) (*messages.CallToolResult, any, error) {
@@ -232,7 +232,7 @@ func TestSessionDataStateBound(t *testing.T) {
 	ctx := context.Background()
 	const bound = 4096
 	srv := mcpactors.NewServer(messages.Implementation{Name: "data", Version: "1"}, &mcpactors.Options{
-		Limits: session.Limits{MaxStateBytes: bound},
+		Limits: mcpactors.Limits{MaxStateBytes: bound},
 	})
 	errs := make(chan error, 1)
 	require.NoError(t, mcpactors.AddTypedTool(srv, &messages.Tool{Name: "put"},
@@ -276,7 +276,7 @@ func TestSessionSubscriptionsStateBound(t *testing.T) {
 	ctx := context.Background()
 	const bound = 1024
 	srv := mcpactors.NewServer(messages.Implementation{Name: "subs", Version: "1"}, &mcpactors.Options{
-		Limits: session.Limits{MaxStateBytes: bound},
+		Limits: mcpactors.Limits{MaxStateBytes: bound},
 	})
 	c := harness.New(t, srv).Connect()
 	subscribe := func(i int) *messages.Message {

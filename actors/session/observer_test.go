@@ -10,15 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
-	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/harness"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
 // outcomeObserver passes on the reports of tools/call requests.
-type outcomeObserver struct{ calls chan session.RequestReport }
+type outcomeObserver struct{ calls chan mcpactors.RequestReport }
 
-func (o outcomeObserver) RequestHandled(r session.RequestReport) {
+func (o outcomeObserver) RequestHandled(r mcpactors.RequestReport) {
 	if r.Method == messages.MethodCallTool {
 		o.calls <- r
 	}
@@ -31,7 +30,7 @@ func (outcomeObserver) EventsReplayed(int) {}
 // tool result with isError (sent as a result all the same), and cancelled
 // only for one the client cancelled; each with the tool's name.
 func TestRequestOutcomes(t *testing.T) {
-	obs := outcomeObserver{calls: make(chan session.RequestReport, 4)}
+	obs := outcomeObserver{calls: make(chan mcpactors.RequestReport, 4)}
 	started := make(chan struct{}, 1)
 	srv := mcpactors.NewServer(messages.Implementation{Name: "outcomes", Version: "1"}, &mcpactors.Options{Observer: obs})
 	require.NoError(t, srv.AddTool(&messages.Tool{Name: "run"}, func(ctx context.Context, s *mcpactors.Session, req *mcpactors.CallToolRequest) (*messages.CallToolResult, error) {
@@ -52,11 +51,11 @@ func TestRequestOutcomes(t *testing.T) {
 		return text("done"), nil
 	}))
 	c := harness.New(t, srv).Connect()
-	outcome := func() session.Outcome {
+	outcome := func() mcpactors.Outcome {
 		select {
 		case r := <-obs.calls:
 			assert.Equal(t, "run", r.Tool)
-			if r.Outcome != session.OutcomeCancelled {
+			if r.Outcome != mcpactors.OutcomeCancelled {
 				assert.Positive(t, r.Duration)
 			}
 			return r.Outcome
@@ -67,17 +66,17 @@ func TestRequestOutcomes(t *testing.T) {
 	}
 
 	assert.Equal(t, "done", callRun(t, c, map[string]string{"mode": "plain"}))
-	assert.Equal(t, session.OutcomeOK, outcome(), "answered at once")
+	assert.Equal(t, mcpactors.OutcomeOK, outcome(), "answered at once")
 
 	assert.Equal(t, "done", callRun(t, c, map[string]string{"mode": "progress"}))
-	assert.Equal(t, session.OutcomeOK, outcome(), "answered after a progress notification")
+	assert.Equal(t, mcpactors.OutcomeOK, outcome(), "answered after a progress notification")
 
 	assert.Equal(t, "failed", callRun(t, c, map[string]string{"mode": "fail"}))
-	assert.Equal(t, session.OutcomeError, outcome(), "a tool result with isError")
+	assert.Equal(t, mcpactors.OutcomeError, outcome(), "a tool result with isError")
 
 	id := messages.StringID("wait")
 	require.NoError(t, c.SendRequest(id, messages.MethodCallTool, map[string]any{"name": "run", "arguments": map[string]string{"mode": "wait"}}))
 	<-started
 	c.Cancel(id, "test")
-	assert.Equal(t, session.OutcomeCancelled, outcome(), "cancelled by the client")
+	assert.Equal(t, mcpactors.OutcomeCancelled, outcome(), "cancelled by the client")
 }

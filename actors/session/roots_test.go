@@ -24,9 +24,9 @@ func TestRootsCacheAndListeners(t *testing.T) {
 		_ = jsonUnmarshal(req.Arguments, &args)
 		switch args.Op {
 		case "listen":
-			s.OnRootsChanged(func(ctx context.Context, s *session.Session) { fired <- "first" })
-			unregister := s.OnRootsChanged(func(ctx context.Context, s *session.Session) { fired <- "removed" })
-			s.OnRootsChanged(func(ctx context.Context, s *session.Session) {
+			s.OnRootsChanged(func(ctx context.Context, s *mcpactors.Session) { fired <- "first" })
+			unregister := s.OnRootsChanged(func(ctx context.Context, s *mcpactors.Session) { fired <- "removed" })
+			s.OnRootsChanged(func(ctx context.Context, s *mcpactors.Session) {
 				roots, err := s.ListRoots(ctx)
 				if err == nil {
 					fired <- "second:" + roots[0].URI
@@ -35,7 +35,7 @@ func TestRootsCacheAndListeners(t *testing.T) {
 			unregister()
 			return text("listening"), nil
 		case "fresh":
-			roots, err := s.ListRoots(ctx, session.FreshRoots())
+			roots, err := s.ListRoots(ctx, mcpactors.FreshRoots())
 			if err != nil {
 				return nil, err
 			}

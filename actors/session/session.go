@@ -47,9 +47,6 @@ func (s *Session) ID() string {
 	return s.ref.id
 }
 
-// Ref returns the session's address (nil serving a modern request).
-func (s *Session) Ref() *Ref { return s.ref }
-
 // ProtocolVersion returns the negotiated protocol revision (for a modern
 // request, the request's).
 func (s *Session) ProtocolVersion() string {

@@ -16,7 +16,6 @@ import (
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
 	"github.com/mcp-actors/mcp-actors/actors/router"
-	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -66,13 +65,13 @@ func TestHTTPMaxSessions(t *testing.T) {
 	c.initialize(messages.LatestVersion, messages.ClientCapabilities{})
 }
 
-// TestHTTPIdleTimeout checks session.Limits.IdleTimeout over HTTP: a
+// TestHTTPIdleTimeout checks Limits.IdleTimeout over HTTP: a
 // session that hears nothing for that long is closed, and its ID is then
 // unknown (404, transports.mdx "Session Management" 3); a session with a
 // request running is not closed.
 func TestHTTPIdleTimeout(t *testing.T) {
 	const idle = 200 * time.Millisecond
-	f := newHTTPFixture(t, &httpSetup{Server: mcpactors.Options{Limits: session.Limits{IdleTimeout: idle}}})
+	f := newHTTPFixture(t, &httpSetup{Server: mcpactors.Options{Limits: mcpactors.Limits{IdleTimeout: idle}}})
 
 	busy := f.client(t)
 	busyRef := f.ref(t, busy.initialize(messages.LatestVersion, messages.ClientCapabilities{}))
@@ -100,11 +99,11 @@ func TestHTTPIdleTimeout(t *testing.T) {
 	})
 }
 
-// TestHTTPMaxLifetime checks session.Limits.MaxLifetime over HTTP: the
+// TestHTTPMaxLifetime checks Limits.MaxLifetime over HTTP: the
 // session is closed when its time is up, busy or not; its open streams end
 // and its ID is then unknown (404).
 func TestHTTPMaxLifetime(t *testing.T) {
-	f := newHTTPFixture(t, &httpSetup{Server: mcpactors.Options{Limits: session.Limits{MaxLifetime: 300 * time.Millisecond}}})
+	f := newHTTPFixture(t, &httpSetup{Server: mcpactors.Options{Limits: mcpactors.Limits{MaxLifetime: 300 * time.Millisecond}}})
 	c := f.client(t)
 	ref := f.ref(t, c.initialize(messages.LatestVersion, messages.ClientCapabilities{}))
 	get := c.get("")

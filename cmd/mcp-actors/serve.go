@@ -14,8 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
-	"github.com/mcp-actors/mcp-actors/actors/session"
-	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/cluster"
 )
 
@@ -165,7 +163,7 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv, err := newServer(log, c.ReferenceTools, node.ID(), func(o *mcpactors.Options) {
-		o.Limits = session.Limits{IdleTimeout: c.SessionTTL, MaxLifetime: c.MaxLifetime}
+		o.Limits = mcpactors.Limits{IdleTimeout: c.SessionTTL, MaxLifetime: c.MaxLifetime}
 		o.MaxSessions, o.MaxHeldMemory = budget.maxSessions, budget.maxHeld
 		o.MaxParked, o.RequestStateTTL = c.MaxParked, c.RequestStateTTL
 		o.SingleUseRequestState = c.SingleUseState
@@ -198,14 +196,12 @@ func (c *serveCmd) Run(ctx context.Context, log *slog.Logger) error {
 		keepAlive = -1
 	}
 	opts := &mcpactors.HTTPOptions{
-		Endpoint: transport.HTTPOptions{
-			ListenAddr:     ln.Addr().String(),
-			AllowedHosts:   c.AllowedHosts,
-			AllowedOrigins: c.AllowedOrigins,
-			MaxBodyBytes:   c.MaxBody,
-			KeepAlive:      keepAlive,
-			Logger:         log,
-		},
+		ListenAddr:      ln.Addr().String(),
+		AllowedHosts:    c.AllowedHosts,
+		AllowedOrigins:  c.AllowedOrigins,
+		MaxBodyBytes:    c.MaxBody,
+		KeepAlive:       keepAlive,
+		Logger:          log,
 		Path:            c.Path,
 		Health:          true,
 		TLSCertFile:     c.TLSCert,

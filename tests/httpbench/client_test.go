@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
-	"github.com/mcp-actors/mcp-actors/actors/transport"
 	"github.com/mcp-actors/mcp-actors/internal/sse"
 	"github.com/mcp-actors/mcp-actors/messages"
 	"github.com/mcp-actors/mcp-actors/reftools"
@@ -35,7 +34,7 @@ func startNode(b *testing.B) *node {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := srv.HTTPHandler(&mcpactors.HTTPOptions{Endpoint: transport.HTTPOptions{ListenAddr: ln.Addr().String()}})
+	h, err := srv.HTTPHandler(&mcpactors.HTTPOptions{ListenAddr: ln.Addr().String()})
 	if err != nil {
 		b.Fatal(err)
 	}
