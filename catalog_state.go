@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcp-actors/mcp-actors/cluster"
+	"github.com/mcp-actors/mcp-actors/internal/clusterapi"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -25,7 +25,7 @@ import (
 type catalogState interface {
 	UpdateTool(ctx context.Context, name string, cur bool, next func(on bool) bool) (bool, error)
 	BumpResource(ctx context.Context, uri string, local uint64) (uint64, error)
-	WatchCatalog(w cluster.CatalogWatch)
+	WatchCatalog(w clusterapi.CatalogWatch)
 }
 
 // SetToolEnabled lists the tool name (added with AddTool) or hides it: a

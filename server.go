@@ -17,8 +17,8 @@ import (
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/actors/session"
-	"github.com/mcp-actors/mcp-actors/cluster"
 	"github.com/mcp-actors/mcp-actors/internal/access"
+	"github.com/mcp-actors/mcp-actors/internal/clusterapi"
 	"github.com/mcp-actors/mcp-actors/internal/memguard"
 	"github.com/mcp-actors/mcp-actors/internal/tracing"
 	"github.com/mcp-actors/mcp-actors/messages"
@@ -112,7 +112,7 @@ type Server struct {
 	local  *router.Local // this process's sessions
 	router router.Router // how transports reach sessions: local, or the cluster's
 	// cluster is the router of JoinCluster, or nil.
-	cluster *cluster.Relay
+	cluster clusterapi.Relay
 	tracer  *tracing.Tracer // nil without Options.TracerProvider
 	// metrics are the collectors of Options.Metrics, or nil.
 	metrics *metrics.Metrics
@@ -255,11 +255,16 @@ func (s *Server) spawn(id string, o router.OpenOptions) (*session.Ref, error) {
 	return session.Spawn(s.system.Root, id, s.cfg, session.SpawnOptions{Principal: o.Principal, Resumable: o.Resumable, Restore: o.Restore})
 }
 
+// ClusterNode is a node of a cluster: a *cluster.Node, from cluster.Start
+// (see package cluster). The server asks it what internal/clusterapi
+// says, so that a program that never joins a cluster links no NATS.
+type ClusterNode = clusterapi.Node
+
 // JoinCluster makes the server a node of node's cluster: its sessions are
 // reachable from every node, and its transports reach every node's
-// sessions (see package cluster). Call it before the server opens a
-// session; the node is the caller's to close, after the server.
-func (s *Server) JoinCluster(node *cluster.Node) error {
+// sessions. Call it before the server opens a session; the node is the
+// caller's to close, after the server.
+func (s *Server) JoinCluster(node ClusterNode) error {
 	if s.local.Len() > 0 || s.cluster != nil {
 		return errors.New("mcpactors: JoinCluster must come before any session, once")
 	}
@@ -283,7 +288,7 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	}
 	local := router.NewLocal(router.NewStreams(node.ID()), s.opts.MaxSessions, s.spawn)
 	s.admit(local)
-	rt, err := cluster.NewRelay(node, local)
+	rt, err := node.Relay(local)
 	if err != nil {
 		return err
 	}
@@ -326,36 +331,9 @@ func (s *Server) JoinCluster(node *cluster.Node) error {
 	s.cfg.CatchUp = s.catchUp
 	s.cfg.LogEvent = rt.LogEvent
 	if s.opts.Metrics != nil {
-		metrics.RegisterCluster(s.opts.Metrics, rt.Stats)
-		metrics.RegisterClusterStores(s.opts.Metrics, func() []metrics.StoreSize {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			var out []metrics.StoreSize
-			for _, st := range node.StoreSizes(ctx) {
-				out = append(out, metrics.StoreSize{Store: st.Store, Bytes: st.Bytes, MaxBytes: st.MaxBytes, ReplicaLag: st.ReplicaLag})
-			}
-			return out
-		})
-		stores := cluster.Stores()
-		if node.External() {
-			stores = nil // no node of ours leads a store: no mcp_cluster_storage_leader, which would say none does
-		}
-		metrics.RegisterClusterTopology(s.opts.Metrics, stores, func() metrics.ClusterTopology {
-			tp := node.Topology()
-			leads := make(map[string]bool, len(tp.Leads))
-			for _, st := range tp.Leads {
-				leads[st] = true
-			}
-			return metrics.ClusterTopology{Peers: tp.Peers, Leads: leads, LeaseAge: tp.LeaseAge, Quorum: tp.Quorum, RouteRTT: tp.RouteRTT}
-		})
-		if !node.RouteCertificateExpiry().IsZero() {
-			s.opts.Metrics.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name: "mcp_cluster_tls_certificate_expiry_timestamp_seconds",
-				Help: "When the route certificate (--cluster-tls-cert) expires (Unix time); its files are read again when they change.",
-			}, func() float64 { return float64(node.RouteCertificateExpiry().Unix()) }))
-		}
+		rt.RegisterMetrics(s.opts.Metrics)
 	}
-	rt.WatchCatalog(cluster.CatalogWatch{Tool: s.applyTool, Resource: s.bumpVersion})
+	rt.WatchCatalog(clusterapi.CatalogWatch{Tool: s.applyTool, Resource: s.bumpVersion})
 	return nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/mcp-actors/mcp-actors/internal/clusterapi"
 )
 
 // The catalog's replicated state, one bucket shared by every node: which
@@ -63,17 +65,9 @@ func (r *Relay) BumpResource(ctx context.Context, uri string, local uint64) (uin
 	return version, err
 }
 
-// CatalogWatch receives the catalog's replicated state (WatchCatalog).
-type CatalogWatch struct {
-	// Tool is told whether the tool name is enabled.
-	Tool func(name string, on bool)
-	// Resource is told the version of resource uri.
-	Resource func(uri string, version uint64)
-}
-
-// apply hands one value of the bucket to w; a value of no known shape is
-// skipped.
-func (w CatalogWatch) apply(key string, value []byte) {
+// applyCatalog hands one value of the bucket to w; a value of no known
+// shape is skipped.
+func applyCatalog(w clusterapi.CatalogWatch, key string, value []byte) {
 	if enc, ok := strings.CutPrefix(key, toolKeyPrefix); ok {
 		name, err := base64.RawURLEncoding.DecodeString(enc)
 		if err == nil && (string(value) == toolOn || string(value) == toolOff) {
@@ -135,7 +129,7 @@ func (r *Relay) updateOnce(ctx context.Context, kv jetstream.KeyValue, key strin
 // WatchCatalog tells w every value of the catalog state and then every
 // change, in order, on one goroutine, until the relay closes. The watch
 // starts once the buckets exist.
-func (r *Relay) WatchCatalog(w CatalogWatch) {
+func (r *Relay) WatchCatalog(w clusterapi.CatalogWatch) {
 	r.node.onBuckets(func() {
 		if r.closed.Load() {
 			return
@@ -164,7 +158,7 @@ func (r *Relay) WatchCatalog(w CatalogWatch) {
 				if e == nil || e.Operation() != jetstream.KeyValuePut {
 					continue // the end of the initial values, or a deletion
 				}
-				w.apply(e.Key(), e.Value())
+				applyCatalog(w, e.Key(), e.Value())
 			}
 		}()
 	})

@@ -34,7 +34,7 @@ const journalTimeout = 2 * time.Second
 
 // Journals returns the node's store of spilled journals, whose entries
 // live ttl.
-func (n *Node) Journals(ttl time.Duration) *Journals { return &Journals{node: n, ttl: ttl} }
+func (n *Node) Journals(ttl time.Duration) session.Store { return &Journals{node: n, ttl: ttl} }
 
 // bucket opens (or makes) the bucket. Its reads go to its stream's
 // leader (leaderBucket), never to a replica that may lag behind it: an
