@@ -229,6 +229,7 @@ func (r *Relay) ForwardModern(ctx context.Context, node string, req *messages.Mo
 	}
 	if reply.Header.Get(headerOp) == opCarried {
 		if ev, err := messages.DecodeStreamEvent(reply.Data); err == nil {
+			r.carried.Add(1)
 			r.received(ev)
 		} else {
 			r.node.log.Warn("dropping a stream event that cannot be read", "err", err)

@@ -105,8 +105,9 @@ func TestForwardAnswerCarried(t *testing.T) {
 	before := p.a.Stats().FramesIn
 	ctx, cancel := context.WithCancel(t.Context())
 	require.NoError(t, p.a.ForwardModern(ctx, p.b.node.ID(), req))
+	assert.Equal(t, int64(1), p.a.carried.Load(), "the answer came in the reply")
 	got := c.events()
-	require.Len(t, got, 1, "the answer came with the reply")
+	require.Len(t, got, 1, "and reached its stream before ForwardModern returned")
 	assert.Equal(t, `{"jsonrpc":"2.0","id":1,"result":{}}`, string(got[0].Frame.Data))
 	assert.Equal(t, before+1, p.a.Stats().FramesIn)
 	assert.Error(t, (<-served).Err(), "the request ended on its node once answered")

@@ -51,6 +51,7 @@ type Relay struct {
 	ackDue   sync.Map     // messages.StreamID → *pendingAck: requests accepted here, not yet acknowledged (acks.go)
 	fwd      forwarded    // modern requests other nodes forwarded here, by stream (modern.go)
 	fwdOpen  sync.Map     // messages.StreamID → struct{}: requests forwarded from here whose stream has no answer yet (modern.go)
+	carried  atomic.Int64 // forwards from here answered in their reply (modern.go)
 	nEnded   atomic.Int64 // markEnded calls: every 1024th sweeps endedAt
 	nUnknown atomic.Int64
 	stats    stats

@@ -103,7 +103,10 @@ var errMemberTaken = errors.New("session: the result has a member the server set
 // the handler's own) fails the encoder's check for duplicate names.
 func (r *modernResult) MarshalJSONTo(enc *jsontext.Encoder) error {
 	dec := resultDecoders.Get().(*jsontext.Decoder)
-	defer resultDecoders.Put(dec)
+	defer func() {
+		dec.Reset(bytes.NewReader(nil)) // the pool keeps no result alive
+		resultDecoders.Put(dec)
+	}()
 	dec.Reset(bytes.NewReader(r.result))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return errors.Join(errMemberTaken, err)
@@ -140,13 +143,21 @@ var resultDecoders = sync.Pool{New: func() any { return jsontext.NewDecoder(byte
 // for a cacheable result, ttlMs and cacheScope.
 func (m *Modern) resultHead(method string, raw jsontext.Value) *modernResult {
 	r := &modernResult{meta: m.serverMetaJSON(), result: raw}
+	r.ttlMs, r.cacheScope = m.cacheHints(method)
+	return r
+}
+
+// cacheHints are the caching hints of a result of method: a list's live
+// ListTTL and may be shared (public), a read is private and not kept; ""
+// for a result that carries none.
+func (m *Modern) cacheHints(method string) (ttlMs int64, scope string) {
 	switch method {
 	case messages.MethodListTools, messages.MethodListPrompts, messages.MethodListResources, messages.MethodListResourceTemplates:
-		r.ttlMs, r.cacheScope = m.opts.ListTTL.Milliseconds(), messages.CachePublic
+		return m.opts.ListTTL.Milliseconds(), messages.CachePublic
 	case messages.MethodReadResource:
-		r.ttlMs, r.cacheScope = 0, messages.CachePrivate
+		return 0, messages.CachePrivate
 	}
-	return r
+	return 0, ""
 }
 
 // answer is the final frame of call c for turn t: its handler's result or
@@ -205,11 +216,8 @@ func (m *Modern) mergeResult(method string, raw []byte) ([]byte, error) {
 	}
 	fields["_meta"] = meta
 	fields["resultType"] = messages.ResultComplete
-	switch method {
-	case messages.MethodListTools, messages.MethodListPrompts, messages.MethodListResources, messages.MethodListResourceTemplates:
-		fields["ttlMs"], fields["cacheScope"] = m.opts.ListTTL.Milliseconds(), messages.CachePublic
-	case messages.MethodReadResource:
-		fields["ttlMs"], fields["cacheScope"] = 0, messages.CachePrivate
+	if ttl, scope := m.cacheHints(method); scope != "" {
+		fields["ttlMs"], fields["cacheScope"] = ttl, scope
 	}
 	return messages.Marshal(fields)
 }
