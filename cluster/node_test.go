@@ -219,4 +219,26 @@ func TestChangeReplicas(t *testing.T) {
 	for _, s := range stores {
 		assert.Equal(t, 3, replicas(s), s)
 	}
+	// The new replicas catch up: each store has a leader and two current
+	// replicas. (Closed while a replica is still being made, a NATS server
+	// may leave the new replica's file store running: goleak finds it.)
+	current := func(stream string) bool {
+		s, err := js.Stream(ctx, stream)
+		if err != nil {
+			return false
+		}
+		info, err := s.Info(ctx)
+		if err != nil || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
+			return false
+		}
+		for _, r := range info.Cluster.Replicas {
+			if !r.Current || r.Lag != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, s := range stores {
+		assert.Eventually(t, func() bool { return current(s) }, 60*time.Second, 100*time.Millisecond, "%s: a leader and two current replicas", s)
+	}
 }
