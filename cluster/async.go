@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
+	"github.com/mcp-actors/mcp-actors/actors/session"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
@@ -126,7 +127,7 @@ func (r *Relay) redeliver(rs *remoteStream, err error) {
 	defer cancel()
 	next, err := r.reroute(ctx, rs.session, rs.owner, err)
 	if !r.release(rs) {
-		r.node.log.Debug("a request about to be delivered again was heard of meanwhile: not delivered again", "session", rs.session, "owner", rs.owner)
+		r.node.log.Info("a request about to be delivered again was heard of meanwhile: not delivered again", "session", session.LogID(rs.session), "owner", rs.owner)
 		return
 	}
 	if err == nil && next != "" {
