@@ -14,7 +14,7 @@ import (
 
 // The catalog's shared state: which tools are enabled, and how often each
 // resource has changed. On one server it is kept here; in a cluster it is
-// replicated (package cluster keeps it, see cluster.Relay.UpdateTool), so
+// replicated (package cluster keeps it: clusterapi.Relay's UpdateTool), so
 // that every node lists the same tools and every session on every node is
 // told of a change once.
 //

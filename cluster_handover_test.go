@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mcpactors "github.com/mcp-actors/mcp-actors"
-	"github.com/mcp-actors/mcp-actors/cluster"
 	"github.com/mcp-actors/mcp-actors/internal/access"
 	"github.com/mcp-actors/mcp-actors/messages"
 )
@@ -92,10 +91,10 @@ func (c *httpCluster) shutdown(i int) <-chan error {
 }
 
 // awaitDraining waits until node i's relay holds the routed requests for
-// its sessions (cluster.Relay.Draining).
+// its sessions (the cluster relay's Draining).
 func (c *httpCluster) awaitDraining(i int) {
 	c.t.Helper()
-	rt, ok := access.Router(c.servers[i]).(*cluster.Relay)
+	rt, ok := access.Router(c.servers[i]).(interface{ Draining() bool })
 	require.True(c.t, ok)
 	waitFor(c.t, "the relay drains", rt.Draining)
 }

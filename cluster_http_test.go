@@ -161,7 +161,7 @@ func (c *httpCluster) stop() {
 // stats returns node i's routing counters.
 func (c *httpCluster) stats(i int) metrics.ClusterStats {
 	c.t.Helper()
-	rt, ok := access.Router(c.servers[i]).(*cluster.Relay)
+	rt, ok := access.Router(c.servers[i]).(interface{ Stats() metrics.ClusterStats })
 	require.True(c.t, ok, "the router of a cluster node is a %T", access.Router(c.servers[i]))
 	return rt.Stats()
 }

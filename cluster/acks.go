@@ -50,7 +50,7 @@ type pendingAck struct {
 // ackLater arranges for the acknowledgement of the request whose stream
 // is stream: sent after ackDelay unless the stream hears from the session
 // first.
-func (r *Relay) ackLater(stream messages.StreamID, reply string) {
+func (r *relay) ackLater(stream messages.StreamID, reply string) {
 	r.ackDue.Store(stream, &pendingAck{reply: reply, at: time.Now()})
 }
 
@@ -58,7 +58,7 @@ func (r *Relay) ackLater(stream messages.StreamID, reply string) {
 // node: it acknowledges the request too. A forwarded modern request's
 // sender waits for the reply itself: it is sent now, carrying ev when ev
 // is the stream's answer (then acked reports true: ev has gone).
-func (r *Relay) acked(ev messages.StreamEvent) bool {
+func (r *relay) acked(ev messages.StreamEvent) bool {
 	v, ok := r.ackDue.LoadAndDelete(ev.Stream)
 	if !ok {
 		return false
@@ -71,7 +71,7 @@ func (r *Relay) acked(ev messages.StreamEvent) bool {
 
 // sendAcks acknowledges the requests accepted more than ackDelay ago whose
 // streams have heard nothing yet.
-func (r *Relay) sendAcks(now time.Time) {
+func (r *relay) sendAcks(now time.Time) {
 	r.ackDue.Range(func(k, v any) bool {
 		p := v.(*pendingAck)
 		if now.Sub(p.at) < ackDelay || !r.ackDue.CompareAndDelete(k, v) {
@@ -89,7 +89,7 @@ func (r *Relay) sendAcks(now time.Time) {
 // heard notes that ev reached its stream, held here, from its session:
 // the request it waits on was accepted, or, when ev ends the stream, is
 // done, and no longer waits on its owner.
-func (r *Relay) heard(ev messages.StreamEvent) {
+func (r *relay) heard(ev messages.StreamEvent) {
 	v, ok := r.remote.Load(ev.Stream)
 	switch {
 	case !ok:
@@ -102,7 +102,7 @@ func (r *Relay) heard(ev messages.StreamEvent) {
 
 // accepted records that the owner accepted the request of stream: its
 // body is let go.
-func (r *Relay) accepted(stream messages.StreamID, rs *remoteStream) {
+func (r *relay) accepted(stream messages.StreamID, rs *remoteStream) {
 	next := &remoteStream{owner: rs.owner, session: rs.session, reqID: rs.reqID, sent: rs.sent, ackBound: rs.ackBound}
 	if r.remote.CompareAndSwap(stream, rs, next) {
 		r.stats.hop(time.Since(rs.sent))
@@ -111,7 +111,7 @@ func (r *Relay) accepted(stream messages.StreamID, rs *remoteStream) {
 
 // checkAcks looks at the requests sent from here that no acknowledgement
 // reached within ackBound, off the watch's goroutine.
-func (r *Relay) checkAcks(now time.Time) {
+func (r *relay) checkAcks(now time.Time) {
 	r.remote.Range(func(k, v any) bool {
 		rs := v.(*remoteStream)
 		if rs.req == nil || rs.redelivering || now.Sub(rs.sent) < rs.ackBound {
@@ -137,7 +137,7 @@ func (r *Relay) checkAcks(now time.Time) {
 // lease does not lapse in time. (An owner that died after it ran the
 // request, but before its answer left, runs it twice: the client could
 // not tell either from an error.)
-func (r *Relay) unacknowledged(rs *remoteStream) {
+func (r *relay) unacknowledged(rs *remoteStream) {
 	r.stats.unacked.Add(1)
 	r.node.log.Warn("a routed request was not acknowledged in time", "session", session.LogID(rs.session), "owner", rs.owner, "bound", rs.ackBound)
 	ctx, cancel := context.WithTimeout(r.ctx, 2*storageOpTimeout)
@@ -184,7 +184,7 @@ func startedAfter(uptime time.Duration, asked, sent time.Time) bool {
 const probeTimeout = time.Second
 
 // answersProbe reports whether node answers a probe within d.
-func (r *Relay) answersProbe(node string, d time.Duration) bool {
+func (r *relay) answersProbe(node string, d time.Duration) bool {
 	_, ok := r.probe(node, d)
 	return ok
 }
@@ -192,7 +192,7 @@ func (r *Relay) answersProbe(node string, d time.Duration) bool {
 // probe asks node whether it is there, waiting up to d, and returns how
 // long its run has been up (its own clock, so no two clocks are
 // compared; -1 from a node of the previous release, which does not say).
-func (r *Relay) probe(node string, d time.Duration) (uptime time.Duration, ok bool) {
+func (r *relay) probe(node string, d time.Duration) (uptime time.Duration, ok bool) {
 	m := nats.NewMsg(r.node.subj.session(node))
 	m.Header.Set(headerOp, opProbe)
 	ctx, cancel := context.WithTimeout(r.ctx, d)

@@ -33,7 +33,7 @@ import (
 //	    ◀── ack / not-found / moved / no responders ── async.<stream> ──▶ done, redeliver, or the stream is told
 
 // sendAsync sends request m, whose stream this node holds, to owner.
-func (r *Relay) sendAsync(owner, id string, m *messages.HandleRequest) error {
+func (r *relay) sendAsync(owner, id string, m *messages.HandleRequest) error {
 	data, err := messages.EncodeActorMessage(m)
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func asyncToken(sid messages.StreamID) string {
 
 // asyncStream reads the stream of this node's run that a reply subject
 // names (asyncToken); false for another run's, or a subject not of ours.
-func (r *Relay) asyncStream(subject string) (messages.StreamID, bool) {
+func (r *relay) asyncStream(subject string) (messages.StreamID, bool) {
 	boot, n, ok := strings.Cut(subject[strings.LastIndexByte(subject, '.')+1:], "-")
 	if !ok {
 		return messages.StreamID{}, false
@@ -79,7 +79,7 @@ func (r *Relay) asyncStream(subject string) (messages.StreamID, bool) {
 
 // onAsyncReply handles the owner's answer to a request sent without
 // waiting: an acknowledgement, or a complaint.
-func (r *Relay) onAsyncReply(reply *nats.Msg) {
+func (r *relay) onAsyncReply(reply *nats.Msg) {
 	sid, ok := r.asyncStream(reply.Subject)
 	if !ok {
 		return
@@ -122,7 +122,7 @@ func (r *Relay) onAsyncReply(reply *nats.Msg) {
 // client has the answer, and it is not delivered again (it would run
 // twice). Only a request of which nothing was heard, whose client still
 // waits, goes again.
-func (r *Relay) redeliver(rs *remoteStream, err error) {
+func (r *relay) redeliver(rs *remoteStream, err error) {
 	ctx, cancel := context.WithTimeout(r.ctx, 2*deliverTimeout+2*r.node.leaseTTL())
 	defer cancel()
 	next, err := r.reroute(ctx, rs.session, rs.owner, err)
@@ -164,7 +164,7 @@ type remoteStream struct {
 // redelivery waits (for a lease to lapse, a takeover), so that an answer
 // or acknowledgement its owner sends late still ends it or marks it
 // accepted (heard), which release sees.
-func (r *Relay) claim(sid messages.StreamID, rs *remoteStream) (*remoteStream, bool) {
+func (r *relay) claim(sid messages.StreamID, rs *remoteStream) (*remoteStream, bool) {
 	next := *rs
 	next.redelivering = true
 	return &next, r.remote.CompareAndSwap(sid, rs, &next)
@@ -173,7 +173,7 @@ func (r *Relay) claim(sid messages.StreamID, rs *remoteStream) (*remoteStream, b
 // release ends claim rs: true when nothing was heard of its request since
 // it was claimed and its client still waits on the stream here; then the
 // request may be delivered again, or its stream told why not.
-func (r *Relay) release(rs *remoteStream) bool {
+func (r *relay) release(rs *remoteStream) bool {
 	sid := rs.req.Stream
 	return r.remote.CompareAndDelete(sid, rs) && r.streams.Holds(sid)
 }

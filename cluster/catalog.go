@@ -38,7 +38,7 @@ func resKey(uri string) string {
 // UpdateTool sets whether the tool name is enabled, cluster-wide, to what
 // next makes of its state (cur when the cluster has none yet), atomically,
 // and returns the state it set.
-func (r *Relay) UpdateTool(ctx context.Context, name string, cur bool, next func(on bool) bool) (bool, error) {
+func (r *relay) UpdateTool(ctx context.Context, name string, cur bool, next func(on bool) bool) (bool, error) {
 	var on bool
 	err := r.updateCatalog(ctx, toolKey(name), func(old []byte) []byte {
 		if old != nil {
@@ -55,7 +55,7 @@ func (r *Relay) UpdateTool(ctx context.Context, name string, cur bool, next func
 
 // BumpResource raises the version of resource uri, cluster-wide, to one
 // more than the larger of the cluster's and local, and returns it.
-func (r *Relay) BumpResource(ctx context.Context, uri string, local uint64) (uint64, error) {
+func (r *relay) BumpResource(ctx context.Context, uri string, local uint64) (uint64, error) {
 	var version uint64
 	err := r.updateCatalog(ctx, resKey(uri), func(old []byte) []byte {
 		n, _ := strconv.ParseUint(string(old), 10, 64)
@@ -90,7 +90,7 @@ func applyCatalog(w clusterapi.CatalogWatch, key string, value []byte) {
 // loss the bucket may be electing a leader for a few seconds, and a read
 // sent meanwhile may never be answered: each read and write is bounded,
 // and one that failed that way is tried again until ctx ends.
-func (r *Relay) updateCatalog(ctx context.Context, key string, update func(old []byte) []byte) error {
+func (r *relay) updateCatalog(ctx context.Context, key string, update func(old []byte) []byte) error {
 	if err := r.node.waitBuckets(ctx); err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (r *Relay) updateCatalog(ctx context.Context, key string, update func(old [
 
 // updateOnce reads key and writes what update makes of it, if nobody
 // changed it meanwhile (jetstream.ErrKeyExists otherwise).
-func (r *Relay) updateOnce(ctx context.Context, kv jetstream.KeyValue, key string, update func(old []byte) []byte) error {
+func (r *relay) updateOnce(ctx context.Context, kv jetstream.KeyValue, key string, update func(old []byte) []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, storageOpTimeout)
 	defer cancel()
 	e, err := kv.Get(ctx, key)
@@ -129,7 +129,7 @@ func (r *Relay) updateOnce(ctx context.Context, kv jetstream.KeyValue, key strin
 // WatchCatalog tells w every value of the catalog state and then every
 // change, in order, on one goroutine, until the relay closes. The watch
 // starts once the buckets exist.
-func (r *Relay) WatchCatalog(w clusterapi.CatalogWatch) {
+func (r *relay) WatchCatalog(w clusterapi.CatalogWatch) {
 	r.node.onBuckets(func() {
 		if r.closed.Load() {
 			return

@@ -65,7 +65,7 @@ var ErrFenced = errors.New("cluster: the session was taken over by another node"
 var errStorage = errors.New("cluster: the session directory cannot be reached")
 
 // entryOf returns what this node knows of session id's record.
-func (r *Relay) entryOf(id string) *entry {
+func (r *relay) entryOf(id string) *entry {
 	if v, ok := r.dir.Load(id); ok {
 		return v.(*entry)
 	}
@@ -75,7 +75,7 @@ func (r *Relay) entryOf(id string) *entry {
 // readRecord reads session id's record through the bucket's leader, each
 // read bounded and tried again while storage is away for a moment, until
 // ctx ends. ErrSessionNotFound's cause is jetstream.ErrKeyNotFound.
-func (r *Relay) readRecord(ctx context.Context, kv jetstream.KeyValue, id string) (*record, uint64, error) {
+func (r *relay) readRecord(ctx context.Context, kv jetstream.KeyValue, id string) (*record, uint64, error) {
 	var b backoff
 	for {
 		rctx, cancel := context.WithTimeout(ctx, storageOpTimeout)
@@ -102,14 +102,14 @@ func (r *Relay) readRecord(ctx context.Context, kv jetstream.KeyValue, id string
 // the others (a renewal also fails while a stream that lost its leader
 // elects another, which takes seconds; a node whose storage has no quorum
 // answers at once rather than wait for it).
-func (r *Relay) storageRetry(ctx context.Context, b *backoff, err error) bool {
+func (r *relay) storageRetry(ctx context.Context, b *backoff, err error) bool {
 	return r.node.acting() && (r.node.lease.healthy.Load() || r.node.reachesQuorum()) && b.retry(ctx, err)
 }
 
 // swapRecord writes rec over the revision rev of its key (0: the key must
 // not exist) and returns the new revision; jetstream.ErrKeyExists when the
 // record changed meanwhile.
-func (r *Relay) swapRecord(ctx context.Context, kv jetstream.KeyValue, rec *record, rev uint64) (uint64, error) {
+func (r *relay) swapRecord(ctx context.Context, kv jetstream.KeyValue, rec *record, rev uint64) (uint64, error) {
 	b, err := rec.encode()
 	if err != nil {
 		return 0, err
@@ -128,13 +128,13 @@ func (r *Relay) swapRecord(ctx context.Context, kv jetstream.KeyValue, rec *reco
 }
 
 // recordMsg is the write of a record's bytes.
-func (r *Relay) recordMsg(id string, b []byte) *nats.Msg {
+func (r *relay) recordMsg(id string, b []byte) *nats.Msg {
 	return &nats.Msg{Subject: r.node.subj.key("sessions", id), Data: b, Header: nats.Header{}}
 }
 
 // recordOpts are the options of a record's write over revision rev: the
 // compare-and-swap, and the record's time to live.
-func (r *Relay) recordOpts(rev uint64) []jetstream.PublishOpt {
+func (r *relay) recordOpts(rev uint64) []jetstream.PublishOpt {
 	opts := []jetstream.PublishOpt{jetstream.WithExpectLastSequencePerSubject(rev)}
 	if ttl := r.recordTTL.Load(); ttl > 0 {
 		opts = append(opts, jetstream.WithMsgTTL(time.Duration(ttl)))
@@ -159,7 +159,7 @@ func isWrongRevision(err error) bool {
 // nobody touched again, is removed then. Sessions write their record again
 // while they are in use (session.Config.Refresh), so set it above the
 // sessions' idle timeout.
-func (r *Relay) SetRecordTTL(ttl time.Duration) {
+func (r *relay) SetRecordTTL(ttl time.Duration) {
 	if ttl > 0 {
 		ttl = max(ttl, time.Second) // JetStream's resolution
 	}
@@ -171,7 +171,7 @@ func (r *Relay) SetRecordTTL(ttl time.Duration) {
 // sessions closes). The purge expects the record's last revision this node
 // knows: it removes nothing that another node wrote. Its marker expires
 // with the bucket's marker TTL, so the directory holds live sessions only.
-func (r *Relay) Forget(id string) {
+func (r *relay) Forget(id string) {
 	if r.node.Standalone() {
 		return
 	}
@@ -191,7 +191,7 @@ func (r *Relay) Forget(id string) {
 // markEnded remembers, for markerTTL, that session id ended here: its
 // directory entry may outlive it for a moment (it is purged without
 // waiting), and a message that arrives meanwhile must not start it again.
-func (r *Relay) markEnded(id string) {
+func (r *relay) markEnded(id string) {
 	now := time.Now()
 	r.endedAt.Store(id, now)
 	if r.nEnded.Add(1)%1024 == 0 {
@@ -205,7 +205,7 @@ func (r *Relay) markEnded(id string) {
 }
 
 // ended reports whether session id ended here lately.
-func (r *Relay) ended(id string) bool {
+func (r *relay) ended(id string) bool {
 	_, ok := r.endedAt.Load(id)
 	return ok
 }

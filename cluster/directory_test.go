@@ -26,11 +26,11 @@ func TestDirectoryFencing(t *testing.T) {
 	// that fails under load (a lapse gives n1's sessions up, this one
 	// among them) out of it. Lapses have their own test (TestLeaseLapse).
 	ctx, nodes := startEventLog(t, Options{ClusterName: "fence", LeaseTTL: 10 * time.Minute})
-	old, taker := &Relay{node: nodes[0], ctx: ctx}, &Relay{node: nodes[1], ctx: ctx}
+	old, taker := &relay{node: nodes[0], ctx: ctx}, &relay{node: nodes[1], ctx: ctx}
 	const id = "n1.fenced"
 	old.dir.Store(id, &entry{Session: id, Owner: "n1", Epoch: 1, Principal: "p", known: true})
 
-	write := func(r *Relay, st *session.State) error {
+	write := func(r *relay, st *session.State) error {
 		done := make(chan error, 1)
 		r.Persist(id, st, func(err error) { done <- err })
 		select {
@@ -108,7 +108,7 @@ func TestLocateUnknown(t *testing.T) {
 		t.Skip("starts a three-node cluster")
 	}
 	ctx, nodes := startEventLog(t, Options{ClusterName: "unknown"})
-	r := &Relay{node: nodes[0], ctx: ctx}
+	r := &relay{node: nodes[0], ctx: ctx}
 	_, err := r.locate(ctx, "n1.made-up", "n1")
 	require.Error(t, err)
 	assert.ErrorIs(t, err, router.ErrSessionNotFound)

@@ -3,13 +3,14 @@
 // any node, is routed there over NATS; what the session sends for a
 // stream goes back to the node that holds the stream's HTTP connection.
 //
-//	client ──HTTP──▶ edge node: transport ──Relay.Deliver──▶ owner here? ──yes──▶ session actor
+//	client ──HTTP──▶ edge node: transport ──relay.Deliver──▶ owner here? ──yes──▶ session actor
 //	                                                            └──no──▶ NATS node.<owner>.session ──▶ owner's session actor
-//	owner's session actor ──Relay.DeliverStream──▶ NATS node.<edge>.stream ──▶ edge: the client's stream
+//	owner's session actor ──relay.DeliverStream──▶ NATS node.<edge>.stream ──▶ edge: the client's stream
 //
 // Two types carry it: a Node is this process's membership (the NATS
 // connection — to an embedded server by default — the JetStream buckets
-// and this node's lease); a Relay is the node's router (router.Router):
+// and this node's lease); its relay (Node.Relay, unexported) is the node's
+// router (router.Router):
 // routing, acknowledgement, chunking of large messages, forwarding of
 // 2026-07-28 retries, takeover of sessions whose owner is gone, and the
 // handover of a node that stops. Each concern has its files:

@@ -28,9 +28,9 @@ func TestEdgeDropsEarlierOwner(t *testing.T) {
 	defer cancel()
 	nodes, err := StartLocal(ctx, 3, t.TempDir(), Options{ClusterName: "edge", Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
-	relays := make([]*Relay, 3)
+	relays := make([]*relay, 3)
 	for i, n := range nodes {
-		relays[i], err = NewRelay(n, router.NewLocal(router.NewStreams(n.ID()), 0, nil))
+		relays[i], err = newRelay(n, router.NewLocal(router.NewStreams(n.ID()), 0, nil))
 		require.NoError(t, err)
 	}
 	t.Cleanup(func() {
@@ -80,7 +80,7 @@ func TestEpochMarker(t *testing.T) {
 		t.Skip("starts a three-node cluster")
 	}
 	ctx, nodes := startEventLog(t, Options{ClusterName: "marker", EventDelay: -1})
-	oldOwner, newOwner, reader := &Relay{node: nodes[0]}, &Relay{node: nodes[1]}, &Relay{node: nodes[2]}
+	oldOwner, newOwner, reader := &relay{node: nodes[0]}, &relay{node: nodes[1]}, &relay{node: nodes[2]}
 	const id = "n1.marked"
 	oldOwner.dir.Store(id, &entry{Session: id, Owner: "n1", Epoch: 1})
 	event := func(seq uint64, end bool) session.LoggedEvent {
@@ -126,7 +126,7 @@ func BenchmarkEpochMarker(b *testing.B) {
 			n.Close()
 		}
 	}()
-	r := &Relay{node: nodes[1]}
+	r := &relay{node: nodes[1]}
 	b.ResetTimer()
 	for i := range b.N {
 		if _, err := r.markEpoch(ctx, "n1.s"+strconv.Itoa(i%64), uint64(i+2)); err != nil {

@@ -27,7 +27,7 @@ func TestEventLogBatches(t *testing.T) {
 	}
 	ctx, nodes := startEventLog(t, Options{ClusterName: "evlog"})
 	require.True(t, nodes[0].atomicEvents.Load(), "the embedded server takes atomic batches")
-	writer, reader := &Relay{node: nodes[0]}, &Relay{node: nodes[2]}
+	writer, reader := &relay{node: nodes[0]}, &relay{node: nodes[2]}
 
 	const sessions, events = 20, 40
 	for _, atomic := range []bool{true, false} {
@@ -71,7 +71,7 @@ func TestEventLogDelay(t *testing.T) {
 		t.Skip("starts a three-node cluster")
 	}
 	ctx, nodes := startEventLog(t, Options{ClusterName: "evdelay", EventDelay: time.Hour})
-	writer, reader := &Relay{node: nodes[0]}, &Relay{node: nodes[2]}
+	writer, reader := &relay{node: nodes[0]}, &relay{node: nodes[2]}
 	log := func(id string, from, to int) {
 		for i := from; i <= to; i++ {
 			writer.LogEvent(id, session.LoggedEvent{Stream: "1", Seq: uint64(i), Data: []byte(`{"n":` + strconv.Itoa(i) + `}`)})
@@ -122,7 +122,7 @@ func startEventLog(t *testing.T, o Options, each ...LocalOption) (context.Contex
 
 // readBack reads session id's event log through reader until it holds
 // want events, and returns them.
-func readBack(t *testing.T, ctx context.Context, reader *Relay, id string, want int) []session.LoggedEvent {
+func readBack(t *testing.T, ctx context.Context, reader *relay, id string, want int) []session.LoggedEvent {
 	t.Helper()
 	var got []session.LoggedEvent
 	var err error
@@ -144,7 +144,7 @@ func TestEventLogLeavesOutOversizedEvent(t *testing.T) {
 	require.NoError(t, err)
 	defer n.Close()
 	require.NoError(t, n.waitBuckets(ctx))
-	r := &Relay{node: n}
+	r := &relay{node: n}
 	queue := func(id string, seq int, data []byte) {
 		n.evw.enqueue(&nats.Msg{Subject: n.subj.events(id), Data: encodeEvent(nil, session.LoggedEvent{Stream: "1", Seq: uint64(seq), Data: data}, 1)})
 	}

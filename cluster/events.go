@@ -46,7 +46,7 @@ import (
 
 // LogEvent appends an event to session id's durable event log
 // (session.Config.LogEvent). A node on its own keeps none.
-func (r *Relay) LogEvent(id string, e session.LoggedEvent) {
+func (r *relay) LogEvent(id string, e session.LoggedEvent) {
 	if r.node.Standalone() {
 		return // the writer drops it when this node may no longer act (eventlog.go)
 	}
@@ -86,7 +86,7 @@ const epochStream = "=epoch"
 // trying again while storage is away for a moment, until ctx ends. A node
 // on its own keeps no log.
 // It returns the marker's sequence in the log's stream.
-func (r *Relay) markEpoch(ctx context.Context, id string, epoch uint64) (uint64, error) {
+func (r *relay) markEpoch(ctx context.Context, id string, epoch uint64) (uint64, error) {
 	if r.node.eventStream() == nil {
 		return 0, nil
 	}
@@ -161,7 +161,7 @@ const (
 //
 // A takeover reads through its epoch marker, at sequence through: a
 // replica that does not have it yet is behind, and is asked again.
-func (r *Relay) loadEvents(ctx context.Context, id string, through uint64) ([]session.LoggedEvent, error) {
+func (r *relay) loadEvents(ctx context.Context, id string, through uint64) ([]session.LoggedEvent, error) {
 	stream := r.node.eventStream()
 	if stream == nil {
 		return nil, nil

@@ -18,7 +18,7 @@ import (
 // and the holder tells the session if the stream turns out to be gone
 // (streams.go). Every event carries the epoch of the session's owner
 // that sends it (streams.go).
-func (r *Relay) DeliverStream(ev messages.StreamEvent) bool {
+func (r *relay) DeliverStream(ev messages.StreamEvent) bool {
 	if e := r.entryOf(ev.Session); e != nil {
 		ev.Epoch = e.Epoch // the edge drops what an earlier owner sends late
 	} else if ep, ok := r.givenUp.Load(ev.Session); ok {
@@ -59,7 +59,7 @@ func (r *Relay) DeliverStream(ev messages.StreamEvent) bool {
 }
 
 // onStream receives an event for one of this node's streams (streams.go).
-func (r *Relay) onStream(msg *nats.Msg) {
+func (r *relay) onStream(msg *nats.Msg) {
 	if msg.Header != nil && msg.Header.Get(headerOp) == opRunning {
 		r.onDigest(msg)
 		return
@@ -73,7 +73,7 @@ func (r *Relay) onStream(msg *nats.Msg) {
 }
 
 // received takes ev, from another node, to its stream here.
-func (r *Relay) received(ev messages.StreamEvent) {
+func (r *relay) received(ev messages.StreamEvent) {
 	r.stats.framesIn.Add(1)
 	r.heard(ev)
 	if endsModern(ev) {
@@ -112,7 +112,7 @@ func responseError(ev messages.StreamEvent, why string) (messages.StreamEvent, b
 // by another node reads as gone: a client that opens a GET stream on
 // another node than its last one has moved (a load balancer sent it
 // elsewhere), and its new stream takes the old one's place.
-func (r *Relay) StreamGone(id messages.StreamID) bool {
+func (r *relay) StreamGone(id messages.StreamID) bool {
 	if id.Node == r.node.ID() {
 		return r.streams.Gone(id)
 	}

@@ -92,7 +92,7 @@ type handover struct {
 // down and hands its own over), and hold the routed requests for its
 // sessions from now on, until they close (for up to grace). A routed
 // delivery under way ends first.
-func (r *Relay) Drain(grace time.Duration) {
+func (r *relay) Drain(grace time.Duration) {
 	r.draining.Store(true)
 	h := &r.handover
 	h.mu.Lock()
@@ -110,7 +110,7 @@ func (r *Relay) Drain(grace time.Duration) {
 // handing answers a routed message for session id on a draining node,
 // and reports whether it did: released sessions are answered so; a
 // request for a session still closing is held. h.gate is read-held.
-func (r *Relay) handing(msg *nats.Msg, id string, isRequest bool) bool {
+func (r *relay) handing(msg *nats.Msg, id string, isRequest bool) bool {
 	h := &r.handover
 	if !h.draining {
 		return false
@@ -136,7 +136,7 @@ func (r *Relay) handing(msg *nats.Msg, id string, isRequest bool) bool {
 // before the session leaves the local registry. On a draining node it is
 // released: the requests held for it, and every message for it from now
 // on, are answered statusReleased with its epoch.
-func (r *Relay) HandedOver(id string) {
+func (r *relay) HandedOver(id string) {
 	if !r.draining.Load() {
 		return
 	}
@@ -166,7 +166,7 @@ func (r *Relay) HandedOver(id string) {
 // respondHeld tells the sender of a request sent without waiting that it
 // is held for up to wait: it waits that long (and ackBound more) before
 // it looks into the owner. A plain delivery's sender waits anyway.
-func (r *Relay) respondHeld(msg *nats.Msg, wait time.Duration) {
+func (r *relay) respondHeld(msg *nats.Msg, wait time.Duration) {
 	if msg.Reply == "" || msg.Header.Get(headerOp) != opAsync {
 		return
 	}
@@ -178,7 +178,7 @@ func (r *Relay) respondHeld(msg *nats.Msg, wait time.Duration) {
 
 // respondReleased tells the sender of msg that its session was released
 // at epoch.
-func (r *Relay) respondReleased(msg *nats.Msg, epoch uint64) {
+func (r *relay) respondReleased(msg *nats.Msg, epoch uint64) {
 	r.stats.released.Add(1)
 	if msg.Reply == "" {
 		return
@@ -190,7 +190,7 @@ func (r *Relay) respondReleased(msg *nats.Msg, epoch uint64) {
 }
 
 // respondStatus answers msg with a delivery outcome, whatever it is.
-func (r *Relay) respondStatus(msg *nats.Msg, status, why string) {
+func (r *relay) respondStatus(msg *nats.Msg, status, why string) {
 	if msg.Reply == "" {
 		return
 	}
@@ -219,7 +219,7 @@ func handoverErr(reply *nats.Msg) error {
 
 // holdLonger extends the wait for the owner's acknowledgement of the
 // request of stream sid by wait: its owner holds it (heldError).
-func (r *Relay) holdLonger(sid messages.StreamID, rs *remoteStream, wait time.Duration) {
+func (r *relay) holdLonger(sid messages.StreamID, rs *remoteStream, wait time.Duration) {
 	if rs.req == nil || rs.redelivering {
 		return
 	}
@@ -232,7 +232,7 @@ func (r *Relay) holdLonger(sid messages.StreamID, rs *remoteStream, wait time.Du
 // first lease yet: its sender is told to wait, and the message is looked
 // into once the lease is taken (deliverAfterLookup). False when the
 // lookup queue is full.
-func (r *Relay) holdStarting(d delivery) bool {
+func (r *relay) holdStarting(d delivery) bool {
 	select {
 	case r.lookupJobs <- d:
 		if _, isRequest := d.m.(*messages.HandleRequest); isRequest {
@@ -246,7 +246,7 @@ func (r *Relay) holdStarting(d delivery) bool {
 
 // awaitFirstLease waits, up to startHold, until this node has taken its
 // lease once (a node that has just started), and reports whether it has.
-func (r *Relay) awaitFirstLease(ctx context.Context) bool {
+func (r *relay) awaitFirstLease(ctx context.Context) bool {
 	if r.node.Started() {
 		return true
 	}
@@ -277,7 +277,7 @@ const drainSubscription = 2 * time.Second
 // delivered, held or answered), instead of being dropped unanswered with
 // the subscription — their senders would wait for an acknowledgement that
 // never comes, and might ask this node's next run about them.
-func (r *Relay) drainSessions(sub *nats.Subscription) {
+func (r *relay) drainSessions(sub *nats.Subscription) {
 	closed := sub.StatusChanged(nats.SubscriptionClosed)
 	if err := sub.Drain(); err != nil {
 		return
@@ -293,7 +293,7 @@ func (r *Relay) drainSessions(sub *nats.Subscription) {
 
 // answerLeftovers answers the routed messages the workers left when Close
 // stopped them: released sessions so, the others statusGone.
-func (r *Relay) answerLeftovers() {
+func (r *relay) answerLeftovers() {
 	answer := func(d delivery) {
 		r.handover.mu.Lock()
 		epoch, released := r.handover.released[d.id]
@@ -326,7 +326,7 @@ var errHandedOver = errors.New("cluster: answered by the handover")
 
 // Draining reports whether Drain has taken effect: from now on, routed
 // requests for this node's sessions are held or answered released.
-func (r *Relay) Draining() bool {
+func (r *relay) Draining() bool {
 	r.handover.gate.RLock()
 	defer r.handover.gate.RUnlock()
 	return r.handover.draining

@@ -54,7 +54,7 @@ type delivery struct {
 
 // deliveryWorker delivers the messages of one inbox until the router
 // closes.
-func (r *Relay) deliveryWorker(inbox <-chan delivery) {
+func (r *relay) deliveryWorker(inbox <-chan delivery) {
 	defer r.bg.Done()
 	for {
 		select {
@@ -67,7 +67,7 @@ func (r *Relay) deliveryWorker(inbox <-chan delivery) {
 }
 
 // inbox returns the inbox of session id's messages.
-func (r *Relay) inbox(id string) chan<- delivery {
+func (r *relay) inbox(id string) chan<- delivery {
 	return r.inboxes[maphash.String(r.inboxSeed, id)%uint64(len(r.inboxes))]
 }
 
@@ -76,7 +76,7 @@ type lookupJob = delivery
 
 // lookupWorker delivers the messages of the lookup queue until the router
 // closes.
-func (r *Relay) lookupWorker() {
+func (r *relay) lookupWorker() {
 	defer r.bg.Done()
 	for {
 		select {
@@ -90,7 +90,7 @@ func (r *Relay) lookupWorker() {
 
 // onSession receives a message for one of this node's sessions, on the
 // subscription's one goroutine, and hands it to its session's inbox.
-func (r *Relay) onSession(msg *nats.Msg) {
+func (r *relay) onSession(msg *nats.Msg) {
 	if msg.Header.Get(headerOp) == opProbe {
 		reply := nats.NewMsg(msg.Reply)
 		reply.Header.Set(headerStatus, statusOK)
@@ -118,7 +118,7 @@ func (r *Relay) onSession(msg *nats.Msg) {
 // (it is restored here) or have moved (the sender is told where) — is
 // looked into on a lookup worker, a bounded number at once, so that no
 // lookup delays other sessions' messages.
-func (r *Relay) deliverRouted(d delivery) {
+func (r *relay) deliverRouted(d delivery) {
 	msg, id, m := d.msg, d.id, d.m
 	if hr, ok := m.(*messages.HandleRequest); ok && r.tracer != nil && hr.Trace.Parent != "" {
 		ctx, span := r.tracer.Start(tracing.Extract(context.Background(), hr.Trace), "mcp.deliver", trace.SpanKindConsumer,
@@ -151,7 +151,7 @@ func (r *Relay) deliverRouted(d delivery) {
 
 // deliverAfterLookup delivers m, for session id which this node does not
 // hold, after looking into where it is.
-func (r *Relay) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMessage) {
+func (r *relay) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMessage) {
 	if !r.awaitFirstLease(r.ctx) {
 		r.respond(msg, m, statusBad, errLeaseLapsed.Error())
 		return
@@ -191,7 +191,7 @@ func (r *Relay) deliverAfterLookup(msg *nats.Msg, id string, m messages.ActorMes
 // its acknowledgement is due (acks.go) — comes first: the session may
 // answer it before Deliver returns. It is undone when the request was not
 // delivered.
-func (r *Relay) deliverHere(msg *nats.Msg, id string, m messages.ActorMessage) error {
+func (r *relay) deliverHere(msg *nats.Msg, id string, m messages.ActorMessage) error {
 	if r.fenced() {
 		return errLeaseLapsed
 	}
@@ -220,7 +220,7 @@ func (r *Relay) deliverHere(msg *nats.Msg, id string, m messages.ActorMessage) e
 // request sent without waiting is answered only when it was not
 // delivered; its acceptance is acknowledged later, unless its stream
 // hears from the session first (acks.go).
-func (r *Relay) respond(msg *nats.Msg, m messages.ActorMessage, status, why string) {
+func (r *relay) respond(msg *nats.Msg, m messages.ActorMessage, status, why string) {
 	if msg.Reply == "" {
 		return
 	}
@@ -234,7 +234,7 @@ func (r *Relay) respond(msg *nats.Msg, m messages.ActorMessage, status, why stri
 }
 
 // respondMoved tells the sender of msg that its session is owned by owner.
-func (r *Relay) respondMoved(msg *nats.Msg, owner string) {
+func (r *relay) respondMoved(msg *nats.Msg, owner string) {
 	if msg.Reply == "" {
 		return
 	}

@@ -16,13 +16,13 @@ import (
 // root package does not import this one.
 var (
 	_ clusterapi.Node  = (*Node)(nil)
-	_ clusterapi.Relay = (*Relay)(nil)
+	_ clusterapi.Relay = (*relay)(nil)
 )
 
 // Relay makes the relay of a server's sessions, local, on this node
-// (NewRelay): mcpactors.Server.JoinCluster calls it.
+// (newRelay): mcpactors.Server.JoinCluster calls it.
 func (n *Node) Relay(local *router.Local) (clusterapi.Relay, error) {
-	r, err := NewRelay(n, local)
+	r, err := newRelay(n, local)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func (n *Node) Relay(local *router.Local) (clusterapi.Relay, error) {
 // RegisterMetrics registers the cluster's metrics in reg: the relay's
 // counters, the stores' sizes, the node's view of the cluster, and the
 // route certificate's expiry when routes use TLS.
-func (r *Relay) RegisterMetrics(reg *prometheus.Registry) {
+func (r *relay) RegisterMetrics(reg *prometheus.Registry) {
 	n := r.node
 	metrics.RegisterCluster(reg, r.Stats)
 	metrics.RegisterClusterStores(reg, func() []metrics.StoreSize {

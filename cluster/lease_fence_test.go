@@ -358,7 +358,7 @@ func TestFenceOnAppends(t *testing.T) {
 	})
 	n1 := nodes[0]
 	require.Eventually(t, n1.Acting, 10*time.Second, 10*time.Millisecond)
-	writer, reader := &Relay{node: n1}, &Relay{node: nodes[2]}
+	writer, reader := &relay{node: n1}, &relay{node: nodes[2]}
 	event := func(seq uint64) session.LoggedEvent {
 		return session.LoggedEvent{Stream: "1", Seq: seq, Data: []byte(`{"n":` + strconv.FormatUint(seq, 10) + `}`)}
 	}

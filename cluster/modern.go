@@ -68,7 +68,7 @@ const forwardTimeout = 2 * time.Second
 // forward to it with serve, each on a goroutine of its own, with a context
 // that ends when its stream has its answer, when the forwarding node's
 // request ends first, or after maxAge.
-func (r *Relay) ServeModern(serve func(ctx context.Context, req *messages.ModernRequest), maxAge time.Duration) error {
+func (r *relay) ServeModern(serve func(ctx context.Context, req *messages.ModernRequest), maxAge time.Duration) error {
 	sub, err := r.chunks.subscribe(r.node.subj.modern(r.node.ID()), func(msg *nats.Msg) {
 		req, ok := decodeForwarded(msg.Data)
 		if !ok {
@@ -117,7 +117,7 @@ func (r *Relay) ServeModern(serve func(ctx context.Context, req *messages.Modern
 // sender waits at reply: with ev in the reply when ev ends the stream and
 // fits one message; with a plain reply otherwise, before ev is sent on.
 // It reports whether the reply carried ev.
-func (r *Relay) replyForwarded(reply string, ev messages.StreamEvent) bool {
+func (r *relay) replyForwarded(reply string, ev messages.StreamEvent) bool {
 	m := nats.NewMsg(reply)
 	m.Header.Set(headerStatus, statusOK)
 	if ends(ev) {
@@ -207,7 +207,7 @@ func (f *forwarded) end(s messages.StreamID) {
 // ForwardModern hands req to node, which serves it (ServeModern) and
 // sends its frames to req.Stream; when ctx ends, node is told. It fails
 // with ErrNodeUnreachable when node does not take it in time.
-func (r *Relay) ForwardModern(ctx context.Context, node string, req *messages.ModernRequest) error {
+func (r *relay) ForwardModern(ctx context.Context, node string, req *messages.ModernRequest) error {
 	raw, err := messages.Encode(req.Msg)
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
@@ -293,7 +293,7 @@ type elicitationDone struct {
 
 // OnCompletion calls fn on this node for every URL elicitation completed
 // on any node (PublishCompletion), this one included.
-func (r *Relay) OnCompletion(fn func(id, principal string)) error {
+func (r *relay) OnCompletion(fn func(id, principal string)) error {
 	sub, err := r.node.nc.Subscribe(r.node.subj.completions(), func(msg *nats.Msg) {
 		var d elicitationDone
 		if json.Unmarshal(msg.Data, &d) == nil && d.V == completionFormat && d.ID != "" {
@@ -309,7 +309,7 @@ func (r *Relay) OnCompletion(fn func(id, principal string)) error {
 
 // PublishCompletion tells every node that URL elicitation id of principal
 // is done; it returns once the NATS server has it, or ctx ends.
-func (r *Relay) PublishCompletion(ctx context.Context, id, principal string) error {
+func (r *relay) PublishCompletion(ctx context.Context, id, principal string) error {
 	data, err := json.Marshal(&elicitationDone{V: completionFormat, ID: id, Principal: principal})
 	if err != nil {
 		return err

@@ -18,20 +18,20 @@ import (
 // forwardPair is two nodes' relays: a forwards retries to b, whose serve
 // is the test's.
 type forwardPair struct {
-	a, b *Relay
+	a, b *relay
 	ends atomic.Int64 // end messages b received
 }
 
-func startForwardPair(t *testing.T, serve func(b *Relay, ctx context.Context, req *messages.ModernRequest)) *forwardPair {
+func startForwardPair(t *testing.T, serve func(b *relay, ctx context.Context, req *messages.ModernRequest)) *forwardPair {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	nodes, err := StartLocal(ctx, 2, t.TempDir(), Options{ClusterName: "fwd", Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	p := &forwardPair{}
-	relays := make([]*Relay, 2)
+	relays := make([]*relay, 2)
 	for i, n := range nodes {
-		relays[i], err = NewRelay(n, router.NewLocal(router.NewStreams(n.ID()), 0, nil))
+		relays[i], err = newRelay(n, router.NewLocal(router.NewStreams(n.ID()), 0, nil))
 		require.NoError(t, err)
 	}
 	t.Cleanup(func() {
@@ -97,7 +97,7 @@ func frame(stream messages.StreamID, data string, end bool) messages.StreamEvent
 // serving node forgets the request once answered.
 func TestForwardAnswerCarried(t *testing.T) {
 	served := make(chan context.Context, 1)
-	p := startForwardPair(t, func(b *Relay, ctx context.Context, req *messages.ModernRequest) {
+	p := startForwardPair(t, func(b *relay, ctx context.Context, req *messages.ModernRequest) {
 		served <- ctx
 		b.DeliverStream(frame(req.Stream, `{"jsonrpc":"2.0","id":1,"result":{}}`, true))
 	})
@@ -123,7 +123,7 @@ func TestForwardAnswerCarried(t *testing.T) {
 func TestForwardSlowAnswer(t *testing.T) {
 	release := make(chan struct{})
 	done := make(chan struct{})
-	p := startForwardPair(t, func(b *Relay, ctx context.Context, req *messages.ModernRequest) {
+	p := startForwardPair(t, func(b *relay, ctx context.Context, req *messages.ModernRequest) {
 		b.DeliverStream(frame(req.Stream, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`, false))
 		go func() {
 			defer close(done)
@@ -142,7 +142,7 @@ func TestForwardSlowAnswer(t *testing.T) {
 	require.Eventually(t, func() bool { return p.running() == 0 }, 5*time.Second, time.Millisecond)
 
 	// Nothing within ackDelay: the plain reply comes after it.
-	p2 := startForwardPair(t, func(*Relay, context.Context, *messages.ModernRequest) {})
+	p2 := startForwardPair(t, func(*relay, context.Context, *messages.ModernRequest) {})
 	req2, _ := p2.retry(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	require.NoError(t, p2.a.ForwardModern(ctx, p2.b.node.ID(), req2), "acknowledged after ackDelay, within forwardTimeout")
@@ -158,7 +158,7 @@ func TestForwardSlowAnswer(t *testing.T) {
 func TestForwardServedOffTheSubscription(t *testing.T) {
 	release := make(chan struct{})
 	var first atomic.Bool
-	p := startForwardPair(t, func(b *Relay, ctx context.Context, req *messages.ModernRequest) {
+	p := startForwardPair(t, func(b *relay, ctx context.Context, req *messages.ModernRequest) {
 		if first.CompareAndSwap(false, true) {
 			<-release // the first one blocks
 		}

@@ -16,7 +16,7 @@ import (
 
 // track records that the stream of m, for session id, waits on owner; m
 // takes size bytes.
-func (r *Relay) track(owner, id string, m messages.ActorMessage, size int) {
+func (r *relay) track(owner, id string, m messages.ActorMessage, size int) {
 	switch m := m.(type) {
 	case *messages.HandleRequest:
 		r.remote.Store(m.Stream, &remoteStream{owner: owner, session: id, reqID: m.Msg.ID, req: m, sent: time.Now(),
@@ -30,7 +30,7 @@ func (r *Relay) track(owner, id string, m messages.ActorMessage, size int) {
 // every ackTick the acknowledgements of routed requests (acks.go), and
 // every quarter lease the owners of the streams held here, ending the
 // streams of owners whose lease is gone.
-func (r *Relay) watch(stop <-chan struct{}) {
+func (r *relay) watch(stop <-chan struct{}) {
 	defer r.watchDone.Done()
 	t := time.NewTicker(ackTick)
 	defer t.Stop()
@@ -61,7 +61,7 @@ func (r *Relay) watch(stop <-chan struct{}) {
 }
 
 // checkOwners ends the streams held here whose owner's lease is gone.
-func (r *Relay) checkOwners(stop <-chan struct{}) {
+func (r *relay) checkOwners(stop <-chan struct{}) {
 	owners := map[string]bool{}
 	r.remote.Range(func(k, v any) bool {
 		sid, rs := k.(messages.StreamID), v.(*remoteStream)
@@ -89,7 +89,7 @@ func (r *Relay) checkOwners(stop <-chan struct{}) {
 }
 
 // ownerLost ends the streams held here for sessions of a lost node.
-func (r *Relay) ownerLost(owner string) {
+func (r *relay) ownerLost(owner string) {
 	n := 0
 	r.remote.Range(func(k, v any) bool {
 		sid, rs := k.(messages.StreamID), v.(*remoteStream)
@@ -122,7 +122,7 @@ func (r *Relay) ownerLost(owner string) {
 
 // endRequest ends stream, held here, of the request id of session, with a
 // JSON-RPC error (-32603) saying why it was not answered.
-func (r *Relay) endRequest(stream messages.StreamID, session string, id messages.ID, why string) {
+func (r *relay) endRequest(stream messages.StreamID, session string, id messages.ID, why string) {
 	r.streams.Deliver(messages.StreamEvent{Stream: stream, Session: session, Frame: messages.Frame{
 		Data: messages.EncodeError(id, messages.Errorf(messages.CodeInternalError, "%s", why)),
 		End:  true,

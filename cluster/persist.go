@@ -21,7 +21,7 @@ import (
 // (initialize, PutData, …) when done is called, on this goroutine when
 // the write cannot start, on another one otherwise. A node on its own
 // keeps nothing durable: done(nil) at once.
-func (r *Relay) Persist(id string, st *session.State, done func(error)) {
+func (r *relay) Persist(id string, st *session.State, done func(error)) {
 	if r.node.Standalone() {
 		done(nil)
 		return
@@ -58,7 +58,7 @@ func (r *Relay) Persist(id string, st *session.State, done func(error)) {
 
 // publishState publishes state write w and waits for its outcome
 // (awaitWrite).
-func (r *Relay) publishState(w *stateWrite) error {
+func (r *relay) publishState(w *stateWrite) error {
 	ack, err := r.node.js.PublishMsgAsync(w.msg, w.opts...)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errStorage, err)
@@ -85,7 +85,7 @@ type stateWrite struct {
 // a lease; one that lands after its acknowledgement was lost is recognised
 // when the next one is refused (landed). A node that loses every route,
 // its lease, or its quorum meanwhile stops waiting at once.
-func (r *Relay) awaitWrite(w *stateWrite, ack jetstream.PubAckFuture) error {
+func (r *relay) awaitWrite(w *stateWrite, ack jetstream.PubAckFuture) error {
 	t := time.NewTimer(writeAckTimeout)
 	defer t.Stop()
 	check := time.NewTicker(writeAckTimeout / 10)
@@ -142,7 +142,7 @@ func (r *Relay) awaitWrite(w *stateWrite, ack jetstream.PubAckFuture) error {
 // published again: this node acts and reaches a quorum of the others (so
 // storage is electing a leader and answers within seconds), and the write
 // began less than a lease ago.
-func (r *Relay) mayRewrite(w *stateWrite) bool {
+func (r *relay) mayRewrite(w *stateWrite) bool {
 	return r.node.acting() && !r.node.cutOff() && r.node.reachesQuorum() &&
 		time.Since(w.start) < r.node.leaseTTL()
 }
@@ -152,7 +152,7 @@ func (r *Relay) mayRewrite(w *stateWrite) bool {
 // the record is then this node's, at w's epoch, past w's revision (only
 // this node writes at its epoch, one write at a time). The entry's
 // revision moves on to it.
-func (r *Relay) landed(w *stateWrite) bool {
+func (r *relay) landed(w *stateWrite) bool {
 	ctx, cancel := context.WithTimeout(r.ctx, 2*storageOpTimeout)
 	defer cancel()
 	kv := r.node.kv(func() jetstream.KeyValue { return r.node.sessions })
@@ -179,7 +179,7 @@ const writeAckTimeout = time.Second
 
 // wrote records that this node wrote revision rev of session id's record
 // over e: the next write expects it.
-func (r *Relay) wrote(id string, e *entry, rev uint64) {
+func (r *relay) wrote(id string, e *entry, rev uint64) {
 	next := *e
 	next.rev = rev
 	r.dir.CompareAndSwap(id, e, &next)

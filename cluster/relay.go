@@ -21,11 +21,11 @@ import (
 	"github.com/mcp-actors/mcp-actors/messages"
 )
 
-// Relay is the router.Router of a cluster node: sessions this node owns
+// relay is the router.Router of a cluster node: sessions this node owns
 // are reached through the node's router.Local, as in one process; the
 // others through NATS, on the subject of the node that owns them. Frames
 // for a stream this node holds go to its registry; frames for another
-// node's stream go there over NATS. The Relay delivers messages: it never
+// node's stream go there over NATS. The relay delivers messages: it never
 // reaches into a session actor's state.
 //
 //	transport ──Deliver(id, m)──▶ owner(id) == this node? ──yes──▶ Local.Deliver
@@ -36,7 +36,7 @@ import (
 //
 // A session's ID names the node that opened it ("<node>.<random>"), so
 // finding the owner costs no storage read.
-type Relay struct {
+type relay struct {
 	tracer  *tracing.Tracer // nil: no spans (SetTracerProvider)
 	node    *Node
 	local   *router.Local
@@ -111,15 +111,16 @@ const (
 // answered by then is looked into as if it were gone (its lease decides).
 const deliverTimeout = 3 * time.Second
 
-// NewRelay makes local (this node's sessions; its registry must be named
-// after the node) reachable from the cluster, and returns the Relay the
-// node's transports use. It subscribes to the node's subjects; Close
+// newRelay makes local (this node's sessions; its registry must be named
+// after the node) reachable from the cluster, and returns the relay the
+// node's transports use (Node.Relay: the server that joins the cluster
+// knows it as a clusterapi.Relay). It subscribes to the node's subjects; Close
 // unsubscribes.
-func NewRelay(node *Node, local *router.Local) (*Relay, error) {
+func newRelay(node *Node, local *router.Local) (*relay, error) {
 	if local.Streams().Node() != node.ID() {
 		return nil, fmt.Errorf("cluster: the stream registry is named %q, not after node %q", local.Streams().Node(), node.ID())
 	}
-	r := &Relay{node: node, local: local, streams: local.Streams(), asyncReply: node.subj.async(node.ID()),
+	r := &relay{node: node, local: local, streams: local.Streams(), asyncReply: node.subj.async(node.ID()),
 		lookupJobs: make(chan lookupJob, lookupQueue), inboxSeed: maphash.MakeSeed()}
 	for range deliveryWorkers {
 		r.inboxes = append(r.inboxes, make(chan delivery, deliveryQueue))
@@ -166,7 +167,7 @@ func NewRelay(node *Node, local *router.Local) (*Relay, error) {
 // sessions close themselves. What this node knew of its sessions' records
 // is forgotten: the next message for one of them reads the directory, and
 // starts it here again only if the directory still names this node.
-func (r *Relay) giveUp() {
+func (r *relay) giveUp() {
 	n := 0
 	r.local.Each(func(ref *session.Ref) bool {
 		ref.Send(&messages.CloseSession{Reason: "this node's lease lapsed", Handover: true})
@@ -188,17 +189,17 @@ func (r *Relay) giveUp() {
 // is in a cluster and its lease may have lapsed (acting is false). It says
 // nothing of one session: ErrFenced is a session's write refused because
 // another node took that session over.
-func (r *Relay) fenced() bool { return !r.node.Standalone() && !r.node.acting() }
+func (r *relay) fenced() bool { return !r.node.Standalone() && !r.node.acting() }
 
 // SetTracerProvider makes the relay start a span on tp for each client
 // request it routes to another node, and for each it receives; nil, none.
 // Call it before the relay serves.
-func (r *Relay) SetTracerProvider(tp trace.TracerProvider) { r.tracer = tracing.New(tp, r.node.ID()) }
+func (r *relay) SetTracerProvider(tp trace.TracerProvider) { r.tracer = tracing.New(tp, r.node.ID()) }
 
 // hop starts the span of request m's hop to owner, when m is traced, and
 // returns m carrying the hop's trace context, and the function that ends
 // the span.
-func (r *Relay) hop(m *messages.HandleRequest, owner string) (*messages.HandleRequest, func(error)) {
+func (r *relay) hop(m *messages.HandleRequest, owner string) (*messages.HandleRequest, func(error)) {
 	if r.tracer == nil || m.Trace.Parent == "" {
 		return m, func(error) {}
 	}
@@ -212,16 +213,16 @@ func (r *Relay) hop(m *messages.HandleRequest, owner string) (*messages.HandleRe
 // HandsOver reports whether a session that ends because this node shuts
 // down should be left for another node to take over (a node with peers)
 // rather than ended.
-func (r *Relay) HandsOver() bool { return !r.node.Standalone() }
+func (r *relay) HandsOver() bool { return !r.node.Standalone() }
 
 // Ready reports whether the node can serve (see Node.Ready).
-func (r *Relay) Ready() error { return r.node.Ready() }
+func (r *relay) Ready() error { return r.node.Ready() }
 
 // Started reports whether the node has been ready once (Node.Started).
-func (r *Relay) Started() bool { return r.node.Started() }
+func (r *relay) Started() bool { return r.node.Started() }
 
 // Close stops receiving messages for this node, and the catalog watch.
-func (r *Relay) Close() {
+func (r *relay) Close() {
 	r.mu.Lock() // nothing starts in the background from now on
 	if r.closed.Swap(true) {
 		r.mu.Unlock()
@@ -249,7 +250,7 @@ func (r *Relay) Close() {
 }
 
 // ownerOf returns the node that owns session id.
-func (r *Relay) ownerOf(id string) string {
+func (r *relay) ownerOf(id string) string {
 	if v, ok := r.dir.Load(id); ok {
 		return v.(*entry).Owner
 	}
@@ -265,7 +266,7 @@ func (r *Relay) ownerOf(id string) string {
 // State). A node that cannot make a session durable — its lease renewal
 // failed: storage has no quorum, or it is cut off — refuses at once
 // (router.ErrUnavailable).
-func (r *Relay) Open(ctx context.Context, o router.OpenOptions) (string, error) {
+func (r *relay) Open(ctx context.Context, o router.OpenOptions) (string, error) {
 	if !r.node.Standalone() {
 		if err := r.node.canOpen(); err != nil {
 			return "", fmt.Errorf("%w: %w", router.ErrUnavailable, err)
@@ -284,7 +285,7 @@ func (r *Relay) Open(ctx context.Context, o router.OpenOptions) (string, error) 
 // Check implements router.Router. For a session on another node it asks
 // nothing (the owner answers the delivery that follows), so the check
 // costs no round trip.
-func (r *Relay) Check(ctx context.Context, id string) error {
+func (r *relay) Check(ctx context.Context, id string) error {
 	owner := r.ownerOf(id)
 	if owner == "" {
 		return router.ErrSessionNotFound
@@ -325,7 +326,7 @@ func (e *movedError) Error() string { return "cluster: the session moved to node
 // request sends msg to the owner and returns its reply; errNoOwner when
 // nobody answers, a *movedError when the owner says the session moved,
 // ErrSessionNotFound when it says there is none.
-func (r *Relay) request(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) {
+func (r *relay) request(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) {
 	reply, timedOut, err := r.hopRequest(ctx, deliverTimeout, msg)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) {
@@ -344,7 +345,7 @@ func (r *Relay) request(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) {
 
 // hopRequest sends msg to another node and waits up to d for its reply,
 // counting and timing the hop; timedOut reports that d ran out (not ctx).
-func (r *Relay) hopRequest(ctx context.Context, d time.Duration, msg *nats.Msg) (reply *nats.Msg, timedOut bool, err error) {
+func (r *relay) hopRequest(ctx context.Context, d time.Duration, msg *nats.Msg) (reply *nats.Msg, timedOut bool, err error) {
 	rctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	r.stats.routed.Add(1)
@@ -383,7 +384,7 @@ func replyErr(reply *nats.Msg) error {
 // there is no such session (404); anything else — a live owner that does
 // not answer, storage electing a leader — is a failure the client may try
 // again (503).
-func (r *Relay) reroute(ctx context.Context, id, owner string, err error) (string, error) {
+func (r *relay) reroute(ctx context.Context, id, owner string, err error) (string, error) {
 	var moved *movedError
 	var released *releasedError
 	switch {
@@ -410,7 +411,7 @@ func (r *Relay) reroute(ctx context.Context, id, owner string, err error) (strin
 }
 
 // Deliver implements router.Router.
-func (r *Relay) Deliver(ctx context.Context, id string, m messages.ActorMessage) error {
+func (r *relay) Deliver(ctx context.Context, id string, m messages.ActorMessage) error {
 	owner := r.ownerOf(id)
 	if owner == "" {
 		return router.ErrSessionNotFound
@@ -482,7 +483,7 @@ func (r *Relay) Deliver(ctx context.Context, id string, m messages.ActorMessage)
 // setOwner records that session id is owned by owner now, keeping what
 // is known of its principal. An entry that names owner already is kept as
 // it is (a takeover here stored the revision it wrote).
-func (r *Relay) setOwner(id, owner string) {
+func (r *relay) setOwner(id, owner string) {
 	e := &entry{Session: id, Owner: owner}
 	if old := r.entryOf(id); old != nil {
 		if old.Owner == owner {
@@ -504,4 +505,4 @@ func unavailable(err error) error {
 }
 
 // Streams implements router.Router.
-func (r *Relay) Streams() *router.Streams { return r.streams }
+func (r *relay) Streams() *router.Streams { return r.streams }

@@ -54,7 +54,7 @@ type runningSet struct {
 }
 
 // runs records that a request whose stream another node holds runs here.
-func (r *Relay) runs(stream messages.StreamID) {
+func (r *relay) runs(stream messages.StreamID) {
 	if stream.Node == r.node.ID() || stream.IsZero() {
 		return
 	}
@@ -70,7 +70,7 @@ func (r *Relay) runs(stream messages.StreamID) {
 
 // notRunning records that the request of stream does not run here after
 // all (it was not delivered).
-func (r *Relay) notRunning(stream messages.StreamID) {
+func (r *relay) notRunning(stream messages.StreamID) {
 	rs := &r.running
 	rs.mu.Lock()
 	delete(rs.streams, stream)
@@ -78,7 +78,7 @@ func (r *Relay) notRunning(stream messages.StreamID) {
 }
 
 // answered records that ev ends its stream's request, if it does.
-func (r *Relay) answered(ev messages.StreamEvent) {
+func (r *relay) answered(ev messages.StreamEvent) {
 	if ev.Stream.Node == r.node.ID() || !(ev.Signal.Ends() || ev.Signal == messages.SignalFrame && ev.Frame.End) {
 		return
 	}
@@ -90,7 +90,7 @@ func (r *Relay) answered(ev messages.StreamEvent) {
 
 // sendDigests tells every node served lately which of its streams this
 // node still runs requests for.
-func (r *Relay) sendDigests(now time.Time) {
+func (r *relay) sendDigests(now time.Time) {
 	rs := &r.running
 	rs.mu.Lock()
 	digests := map[string][]byte{}
@@ -124,7 +124,7 @@ func (r *Relay) sendDigests(now time.Time) {
 }
 
 // onDigest ends the requests of owner that two digests in a row left out.
-func (r *Relay) onDigest(msg *nats.Msg) {
+func (r *relay) onDigest(msg *nats.Msg) {
 	owner := msg.Header.Get(headerOwner)
 	now := time.Now()
 	listed := map[messages.StreamID]bool{}
@@ -188,7 +188,7 @@ func (r *Relay) onDigest(msg *nats.Msg) {
 // digest for silentBound (none at all, or none since): the owner's link
 // to this node is broken, and neither their answers nor a lapse will end
 // them.
-func (r *Relay) endSilent(now time.Time) {
+func (r *relay) endSilent(now time.Time) {
 	var lost []*remoteStream
 	var lostIDs []messages.StreamID
 	rs := &r.running

@@ -47,7 +47,7 @@ func TestLostAnswers(t *testing.T) {
 	n, err := Start(ctx, Options{NodeID: "h", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	defer n.Close()
-	r := &Relay{node: n, streams: router.NewStreams("h")}
+	r := &relay{node: n, streams: router.NewStreams("h")}
 
 	recv := map[string]*collector{}
 	stream := func(name, owner string, accepted bool) messages.StreamID {
@@ -110,7 +110,7 @@ func TestSilentOwner(t *testing.T) {
 	n, err := Start(ctx, Options{NodeID: "h", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	defer n.Close()
-	r := &Relay{node: n, streams: router.NewStreams("h")}
+	r := &relay{node: n, streams: router.NewStreams("h")}
 	now := time.Now()
 	recv := map[string]*collector{}
 	stream := func(name, owner string, age time.Duration) {

@@ -20,7 +20,7 @@ func (n *Node) maxDurable() int { return int(n.nc.MaxPayload()) - durableReserve
 // MaxStateBytes returns the largest session State, encoded, that the node
 // keeps durable (session.Limits.MaxStateBytes); 0 for a node on its own,
 // which keeps none.
-func (r *Relay) MaxStateBytes() int {
+func (r *relay) MaxStateBytes() int {
 	if r.node.Standalone() {
 		return 0
 	}

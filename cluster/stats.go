@@ -7,7 +7,7 @@ import (
 	"github.com/mcp-actors/mcp-actors/metrics"
 )
 
-// stats counts what a node's router does, for metrics (Relay.Stats).
+// stats counts what a node's router does, for metrics (relay.Stats).
 type stats struct {
 	routed      atomic.Int64 // messages sent to another node
 	received    atomic.Int64 // messages received from another node
@@ -36,7 +36,7 @@ func (s *stats) hop(d time.Duration) {
 
 // Stats returns the router's counters, as its metrics read them
 // (metrics.RegisterCluster).
-func (r *Relay) Stats() metrics.ClusterStats {
+func (r *relay) Stats() metrics.ClusterStats {
 	return metrics.ClusterStats{
 		Routed: r.stats.routed.Load(), Received: r.stats.received.Load(),
 		FramesOut: r.stats.framesOut.Load(), FramesIn: r.stats.framesIn.Load(),

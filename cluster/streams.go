@@ -36,7 +36,7 @@ const maxGoneReports = 64
 
 // onStreamEvent hands ev, received from another node, to the stream it
 // names, and reports the stream to its session when it is gone.
-func (r *Relay) onStreamEvent(ev messages.StreamEvent) {
+func (r *relay) onStreamEvent(ev messages.StreamEvent) {
 	switch r.streams.Offer(ev) {
 	case router.Foreign:
 		r.node.log.Debug("dropping a stream event of another session than its stream's",
@@ -53,7 +53,7 @@ func (r *Relay) onStreamEvent(ev messages.StreamEvent) {
 
 // reportGone tells ev's session, off the subscription's goroutine, that
 // ev's stream is gone. One report per stream is in flight at a time.
-func (r *Relay) reportGone(ev messages.StreamEvent) {
+func (r *relay) reportGone(ev messages.StreamEvent) {
 	if ev.Session == "" {
 		return
 	}
@@ -84,7 +84,7 @@ func (r *Relay) reportGone(ev messages.StreamEvent) {
 
 // goBackground runs fn on a goroutine that Close waits for, unless the
 // router is closed; it reports whether fn runs.
-func (r *Relay) goBackground(fn func()) bool {
+func (r *relay) goBackground(fn func()) bool {
 	r.mu.Lock()
 	if r.closed.Load() {
 		r.mu.Unlock()
@@ -105,7 +105,7 @@ func (r *Relay) goBackground(fn func()) bool {
 // ends the stream (the client may resume it from the session's log). It
 // reports the event refused: the session stops using the stream, as for
 // a stream that refuses a frame.
-func (r *Relay) deliverTooLarge(ev messages.StreamEvent, size int) bool {
+func (r *relay) deliverTooLarge(ev messages.StreamEvent, size int) bool {
 	r.node.log.Warn("a stream event is too large to send to the node that holds its stream",
 		"stream", ev.Stream.String(), "bytes", size, "max", r.node.opts.MaxMessageBytes)
 	stand, ok := responseError(ev, fmt.Sprintf("the response is %d bytes: more than the %d bytes one node of the cluster may send another", size, r.node.opts.MaxMessageBytes))

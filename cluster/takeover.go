@@ -42,7 +42,7 @@ var ErrOwnerBusy = errors.New("cluster: the session's node holds its lease but d
 // has no such session. Lookups of one session at once share one answer.
 // A node that does not hold its own lease answers at once: it can neither
 // take a session over nor trust what it last knew.
-func (r *Relay) locate(ctx context.Context, id, suspect string) (string, error) {
+func (r *relay) locate(ctx context.Context, id, suspect string) (string, error) {
 	return r.lookup(ctx, id, suspect, lookupHint{})
 }
 
@@ -61,7 +61,7 @@ type lookupHint struct {
 }
 
 // lookup is locate, with what the sender knows of suspect.
-func (r *Relay) lookup(ctx context.Context, id, suspect string, hint lookupHint) (string, error) {
+func (r *relay) lookup(ctx context.Context, id, suspect string, hint lookupHint) (string, error) {
 	if r.node.Standalone() {
 		return "", router.ErrSessionNotFound
 	}
@@ -97,7 +97,7 @@ func (r *Relay) lookup(ctx context.Context, id, suspect string, hint lookupHint)
 	}
 }
 
-func (r *Relay) locateOnce(ctx context.Context, id, suspect string, hint lookupHint) (string, error) {
+func (r *relay) locateOnce(ctx context.Context, id, suspect string, hint lookupHint) (string, error) {
 	if err := r.node.waitBuckets(ctx); err != nil {
 		return "", err
 	}
@@ -192,7 +192,7 @@ func (r *Relay) locateOnce(ctx context.Context, id, suspect string, hint lookupH
 
 // closeForHandover closes this node's copy of session id without removing
 // it from the directory.
-func (r *Relay) closeForHandover(id, why string) {
+func (r *relay) closeForHandover(id, why string) {
 	if ref, ok := r.local.Session(id); ok {
 		ref.Send(&messages.CloseSession{Reason: why, Handover: true})
 	}
@@ -240,7 +240,7 @@ var errOwnerBack = errors.New("cluster: the session's node answers again")
 // message there), errOwnerBack if, meanwhile, the owner answers on its
 // subject again (a restart's new run, which holds the lease again: the
 // message goes to it).
-func (r *Relay) awaitLapse(ctx context.Context, owner string, probe bool) error {
+func (r *relay) awaitLapse(ctx context.Context, owner string, probe bool) error {
 	ttl := r.node.leaseTTL()
 	deadline := time.Now().Add(ttl + ttl/2)
 	for {
@@ -272,7 +272,7 @@ func (r *Relay) awaitLapse(ctx context.Context, owner string, probe bool) error 
 // written before initialize's State, which never happens: it starts as
 // new), with its event log read through its epoch marker (the sequence
 // marker).
-func (r *Relay) restore(ctx context.Context, e *entry, st *session.State, marker uint64) error {
+func (r *relay) restore(ctx context.Context, e *entry, st *session.State, marker uint64) error {
 	if st == nil {
 		st = &session.State{}
 	}
@@ -298,7 +298,7 @@ const (
 // rememberUnknown remembers that the directory has no session id. IDs
 // are made by Open, at random, so one the directory does not hold never
 // appears in it later.
-func (r *Relay) rememberUnknown(id string) {
+func (r *relay) rememberUnknown(id string) {
 	if r.nUnknown.Add(1) > maxUnknown {
 		r.unknown.Clear()
 		r.nUnknown.Store(1)
@@ -307,7 +307,7 @@ func (r *Relay) rememberUnknown(id string) {
 }
 
 // isUnknown reports whether session id was lately found not to exist.
-func (r *Relay) isUnknown(id string) bool {
+func (r *relay) isUnknown(id string) bool {
 	v, ok := r.unknown.Load(id)
 	if !ok {
 		return false
