@@ -288,7 +288,7 @@ func (s *Server) JoinCluster(node ClusterNode) error {
 	}
 	local := router.NewLocal(router.NewStreams(node.ID()), s.opts.MaxSessions, s.spawn)
 	s.admit(local)
-	rt, err := node.Relay(local)
+	rt, err := node.Relay(local, s.opts.TracerProvider)
 	if err != nil {
 		return err
 	}
@@ -310,7 +310,6 @@ func (s *Server) JoinCluster(node ClusterNode) error {
 	s.cfg.Streams = rt
 	s.tracer = tracing.New(s.opts.TracerProvider, node.ID())
 	s.cfg.Tracer = s.tracer
-	rt.SetTracerProvider(s.opts.TracerProvider)
 	node.CountSessions(local.Len)
 	if !node.Standalone() {
 		s.cfg.Persist = rt.Persist

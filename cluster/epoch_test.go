@@ -30,7 +30,7 @@ func TestEdgeDropsEarlierOwner(t *testing.T) {
 	require.NoError(t, err)
 	relays := make([]*relay, 3)
 	for i, n := range nodes {
-		relays[i], err = newRelay(n, router.NewLocal(router.NewStreams(n.ID()), 0, nil))
+		relays[i], err = newRelay(n, router.NewLocal(router.NewStreams(n.ID()), 0, nil), nil)
 		require.NoError(t, err)
 	}
 	t.Cleanup(func() {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-actors/mcp-actors/actors/router"
 	"github.com/mcp-actors/mcp-actors/internal/clusterapi"
@@ -19,10 +20,11 @@ var (
 	_ clusterapi.Relay = (*relay)(nil)
 )
 
-// Relay makes the relay of a server's sessions, local, on this node
-// (newRelay): mcpactors.Server.JoinCluster calls it.
-func (n *Node) Relay(local *router.Local) (clusterapi.Relay, error) {
-	r, err := newRelay(n, local)
+// Relay makes the relay of a server's sessions, local, on this node, its
+// spans started on tp (nil: none) (newRelay): mcpactors.Server.JoinCluster
+// calls it.
+func (n *Node) Relay(local *router.Local, tp trace.TracerProvider) (clusterapi.Relay, error) {
+	r, err := newRelay(n, local, tp)
 	if err != nil {
 		return nil, err
 	}

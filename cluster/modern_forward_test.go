@@ -31,7 +31,7 @@ func startForwardPair(t *testing.T, serve func(b *relay, ctx context.Context, re
 	p := &forwardPair{}
 	relays := make([]*relay, 2)
 	for i, n := range nodes {
-		relays[i], err = newRelay(n, router.NewLocal(router.NewStreams(n.ID()), 0, nil))
+		relays[i], err = newRelay(n, router.NewLocal(router.NewStreams(n.ID()), 0, nil), nil)
 		require.NoError(t, err)
 	}
 	t.Cleanup(func() {

@@ -220,8 +220,7 @@ func TestChangeReplicas(t *testing.T) {
 		assert.Equal(t, 3, replicas(s), s)
 	}
 	// The new replicas catch up: each store has a leader and two current
-	// replicas. (Closed while a replica is still being made, a NATS server
-	// may leave the new replica's file store running: goleak finds it.)
+	// replicas.
 	current := func(stream string) bool {
 		s, err := js.Stream(ctx, stream)
 		if err != nil {

@@ -37,7 +37,7 @@ import (
 // A session's ID names the node that opened it ("<node>.<random>"), so
 // finding the owner costs no storage read.
 type relay struct {
-	tracer  *tracing.Tracer // nil: no spans (SetTracerProvider)
+	tracer  *tracing.Tracer // nil: no spans (newRelay's tp); set before the relay serves
 	node    *Node
 	local   *router.Local
 	streams *router.Streams
@@ -114,14 +114,16 @@ const deliverTimeout = 3 * time.Second
 // newRelay makes local (this node's sessions; its registry must be named
 // after the node) reachable from the cluster, and returns the relay the
 // node's transports use (Node.Relay: the server that joins the cluster
-// knows it as a clusterapi.Relay). It subscribes to the node's subjects; Close
+// knows it as a clusterapi.Relay). It starts a span on tp (nil: none) for
+// each client request it routes to another node, and for each it
+// receives. It subscribes to the node's subjects; Close
 // unsubscribes.
-func newRelay(node *Node, local *router.Local) (*relay, error) {
+func newRelay(node *Node, local *router.Local, tp trace.TracerProvider) (*relay, error) {
 	if local.Streams().Node() != node.ID() {
 		return nil, fmt.Errorf("cluster: the stream registry is named %q, not after node %q", local.Streams().Node(), node.ID())
 	}
 	r := &relay{node: node, local: local, streams: local.Streams(), asyncReply: node.subj.async(node.ID()),
-		lookupJobs: make(chan lookupJob, lookupQueue), inboxSeed: maphash.MakeSeed()}
+		lookupJobs: make(chan lookupJob, lookupQueue), inboxSeed: maphash.MakeSeed(), tracer: tracing.New(tp, node.ID())}
 	for range deliveryWorkers {
 		r.inboxes = append(r.inboxes, make(chan delivery, deliveryQueue))
 	}
@@ -190,11 +192,6 @@ func (r *relay) giveUp() {
 // nothing of one session: ErrFenced is a session's write refused because
 // another node took that session over.
 func (r *relay) fenced() bool { return !r.node.Standalone() && !r.node.acting() }
-
-// SetTracerProvider makes the relay start a span on tp for each client
-// request it routes to another node, and for each it receives; nil, none.
-// Call it before the relay serves.
-func (r *relay) SetTracerProvider(tp trace.TracerProvider) { r.tracer = tracing.New(tp, r.node.ID()) }
 
 // hop starts the span of request m's hop to owner, when m is traced, and
 // returns m carrying the hop's trace context, and the function that ends

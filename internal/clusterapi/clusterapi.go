@@ -41,8 +41,8 @@ type Node interface {
 	// longer act for its sessions.
 	LeaseContext() context.Context
 	// Relay makes the relay of the server's sessions, local, on this
-	// node.
-	Relay(local *router.Local) (Relay, error)
+	// node, its spans started on tp (nil: none).
+	Relay(local *router.Local, tp trace.TracerProvider) (Relay, error)
 }
 
 // Relay carries a server's sessions across the cluster: it routes
@@ -75,7 +75,6 @@ type Relay interface {
 	HandsOver() bool
 	Close()
 	// Observability.
-	SetTracerProvider(tp trace.TracerProvider)
 	RegisterMetrics(reg *prometheus.Registry)
 }
 
