@@ -36,6 +36,14 @@ func timerServer(t *testing.T, l mcpactors.Limits, release <-chan struct{}) *mcp
 	return srv
 }
 
+// advance moves the bubble's fake clock on by d, then lets every
+// goroutine of the server act on it (synctest.Wait) before the test looks.
+// Inside the bubble no real time passes.
+func advance(d time.Duration) {
+	<-time.After(d)
+	synctest.Wait()
+}
+
 // closed reports whether c's session has ended.
 func closed(c *harness.Client) bool {
 	select {
@@ -58,28 +66,23 @@ func TestIdleTimeout(t *testing.T) {
 		quiet, busy := h.Connect(), h.Connect()
 		ctx := context.Background()
 
-		time.Sleep(idle - time.Second)
-		synctest.Wait()
+		advance(idle - time.Second)
 		require.False(t, closed(quiet), "a second before the idle timeout")
 		_, err := quiet.Call(ctx, messages.MethodPing, nil)
 		require.NoError(t, err)
 		require.NoError(t, busy.SendRequest(messages.IntID(1), messages.MethodCallTool, map[string]any{"name": "wait"}))
 
-		time.Sleep(idle - time.Second)
-		synctest.Wait()
+		advance(idle - time.Second)
 		assert.False(t, closed(quiet), "the ping restarted the count")
-		time.Sleep(2 * time.Second)
-		synctest.Wait()
+		advance(2 * time.Second)
 		assert.True(t, closed(quiet), "idle for the timeout: closed")
 
-		time.Sleep(10 * idle)
-		synctest.Wait()
+		advance(10 * idle)
 		assert.False(t, closed(busy), "a session with a request running is not idle")
 		close(release)
 		_, err = busy.WaitResponse(ctx, messages.IntID(1), 0)
 		require.NoError(t, err)
-		time.Sleep(idle + time.Second)
-		synctest.Wait()
+		advance(idle + time.Second)
 		assert.True(t, closed(busy), "idle once its request ended")
 	})
 }
@@ -97,14 +100,12 @@ func TestMaxLifetime(t *testing.T) {
 		require.NoError(t, c.SendRequest(messages.IntID(1), messages.MethodCallTool, map[string]any{"name": "wait"}))
 
 		for range 59 { // busy all along
-			time.Sleep(time.Minute)
+			advance(time.Minute)
 			_, err := c.Call(ctx, messages.MethodPing, nil)
 			require.NoError(t, err)
 		}
-		synctest.Wait()
 		assert.False(t, closed(c), "a minute before its lifetime")
-		time.Sleep(time.Minute + time.Second)
-		synctest.Wait()
+		advance(time.Minute + time.Second)
 		assert.True(t, closed(c), "closed at its lifetime, busy or not")
 	})
 }
